@@ -1,0 +1,80 @@
+import { randomInt } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { findOrCreateAccountByEmail } from "../accounts/accounts.js";
+import type { Core } from "../core.js";
+import { otpCodes } from "../db/schema/otp-codes.js";
+import { AppError } from "../errors.js";
+import { mintApiKey } from "./api-keys.js";
+import { consumeRateLimits } from "./rate-limit.js";
+import { hmacHex, safeEqual } from "./tokens.js";
+
+const OTP_LIFETIME_MS = 10 * 60_000;
+const TEN_MINUTES = 10 * 60_000;
+
+/** Limits of the spec's table: per address and per IP for codes, per address for verifies. */
+export const OTP_LIMITS = { perEmail: 3, perIp: 5, verifyPerEmail: 5, windowMs: TEN_MINUTES } as const;
+
+/** Addresses are compared case-insensitively: one account per mailbox. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function codeHash(core: Core, email: string, code: string): string {
+  // Keyed: a plain hash of a 10^6 space would be reversed by trying every code.
+  return hmacHex(core.secrets.otpPepper, `${email}\n${code}`);
+}
+
+/**
+ * Sends a 6-digit sign-in code. The answer is the same whether the address has an account or
+ * not. A new code replaces the previous one. Limited per address and per IP (429 beyond).
+ */
+export async function requestOtp(core: Core, input: { email: string; ip: string }) {
+  const email = normalizeEmail(input.email);
+  const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
+  const now = core.now();
+  await core.db.transaction(async (tx) => {
+    await consumeRateLimits(
+      tx,
+      [
+        { key: `otp:email:${email}`, limit: OTP_LIMITS.perEmail, windowMs: TEN_MINUTES, label: "sign-in codes for this address" },
+        { key: `otp:ip:${input.ip}`, limit: OTP_LIMITS.perIp, windowMs: TEN_MINUTES, label: "sign-in codes from this IP address" },
+      ],
+      now,
+    );
+    const row = { email, codeHash: codeHash(core, email, code), expiresAt: new Date(now.getTime() + OTP_LIFETIME_MS), createdAt: now };
+    await tx.insert(otpCodes).values(row).onConflictDoUpdate({ target: otpCodes.email, set: row });
+  });
+  try {
+    await core.mailer.send({
+      to: email,
+      subject: `Your agentline sign-in code: ${code}`,
+      text: `Your agentline sign-in code is ${code}\n\nIt expires in 10 minutes and works once. If you did not ask for it, ignore this mail.\n`,
+    });
+  } catch (cause) {
+    core.logger.error({ err: cause }, "sign-in mail could not be sent");
+    throw new AppError("service_unavailable", "The sign-in code could not be e-mailed right now. Try again shortly.", { cause });
+  }
+  return { status: "sent" as const, email, expires_in_seconds: OTP_LIFETIME_MS / 1000 };
+}
+
+/**
+ * Exchanges a code for a new API key, creating the account on first sign-in. Every attempt
+ * counts toward the per-address limit, right or wrong; every failure gives the same answer.
+ */
+export async function verifyOtp(core: Core, input: { email: string; otp: string }) {
+  const email = normalizeEmail(input.email);
+  const now = core.now();
+  // Counted in its own transaction so that a wrong code still uses up an attempt.
+  await core.db.transaction((tx) =>
+    consumeRateLimits(tx, [{ key: `verify:email:${email}`, limit: OTP_LIMITS.verifyPerEmail, windowMs: TEN_MINUTES, label: "code attempts for this address" }], now),
+  );
+  return core.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(otpCodes).where(eq(otpCodes.email, email)).for("update");
+    const valid = row !== undefined && row.expiresAt > now && safeEqual(row.codeHash, codeHash(core, email, input.otp));
+    if (!valid) throw new AppError("invalid_otp", "The code is invalid or has expired. Request a new one with POST /v1/auth/otp.");
+    await tx.delete(otpCodes).where(eq(otpCodes.email, email));
+    const account = await findOrCreateAccountByEmail(tx, email);
+    const key = await mintApiKey(tx, account.accountId, "sign-in");
+    return { api_key: key.api_key, key_id: key.key_id, account_id: account.accountId, account_created: account.created };
+  });
+}

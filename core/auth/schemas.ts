@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { Timestamp } from "../schemas/common.js";
+
+export const Email = z.email().max(254).meta({ description: "E-mail address", example: "ada@example.com" });
+
+export const OtpRequestBody = z.strictObject({ email: Email }).meta({ id: "OtpRequest" });
+
+export const OtpRequestResult = z
+  .object({
+    status: z.literal("sent"),
+    email: z.string(),
+    expires_in_seconds: z.number().int(),
+  })
+  .meta({ id: "OtpRequestResult", description: "The same answer whether or not the address has an account." });
+
+export const VerifyBody = z
+  .strictObject({
+    email: Email,
+    otp: z.string().regex(/^\d{6}$/, "must be the 6-digit code from the e-mail").meta({ example: "042917" }),
+  })
+  .meta({ id: "VerifyRequest" });
+
+export const VerifyResult = z
+  .object({
+    api_key: z.string().meta({ description: "The new API key. Shown once: store it now." }),
+    key_id: z.string(),
+    account_id: z.string(),
+    account_created: z.boolean().meta({ description: "True when this sign-in created the account." }),
+  })
+  .meta({ id: "VerifyResult" });
+
+export const ApiKey = z
+  .object({
+    key_id: z.string(),
+    name: z.string().nullable(),
+    prefix: z.string().meta({ description: "The first characters of the key, to recognise it." }),
+    last_four: z.string(),
+    created_at: Timestamp,
+    last_used_at: Timestamp.nullable(),
+    current: z.boolean().meta({ description: "True for the key that authenticated this request." }),
+  })
+  .meta({ id: "ApiKey" });
+export type ApiKey = z.infer<typeof ApiKey>;
+
+export const MintKeyBody = z
+  .strictObject({ name: z.string().trim().min(1).max(100).optional().meta({ description: "A label for the key" }) })
+  .meta({ id: "MintKeyRequest" });
+
+export const MintedKey = ApiKey.extend({
+  api_key: z.string().meta({ description: "The key itself. Shown once: store it now." }),
+}).meta({ id: "MintedKey" });
+
+export const RevokedKey = z
+  .object({ key_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp })
+  .meta({ id: "RevokedKey" });

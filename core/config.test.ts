@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  it("serves a complete sandbox with nothing set", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: "127.0.0.1",
+      baseUrl: undefined,
+      databaseUrl: undefined,
+      dataDir: "./.data",
+      carrier: "sandbox",
+      paymentsMode: "local",
+      signupCreditUsd: "5.00",
+      allowPrivateWebhooks: false,
+      trustProxy: false,
+      logLevel: "info",
+    });
+  });
+
+  it("reads every variable it knows and ignores the rest", () => {
+    const config = loadConfig({
+      PORT: "9000", HOST: "0.0.0.0", BASE_URL: "https://api.example.com/", DATABASE_URL: "postgres://u@h/db", DATA_DIR: "/var/lib/x",
+      SMTP_URL: "smtps://u:p@mail:465", CARRIER: "twilio", ALLOW_PRIVATE_WEBHOOKS: "yes", SECRET_KEY: "k".repeat(32), PAYMENTS_MODE: "chain",
+      TRUST_PROXY: "2", LOG_LEVEL: "debug", UNRELATED: "whatever",
+    });
+    expect(config).toMatchObject({
+      port: 9000, host: "0.0.0.0", baseUrl: "https://api.example.com", databaseUrl: "postgres://u@h/db", carrier: "twilio",
+      allowPrivateWebhooks: true, paymentsMode: "chain", signupCreditUsd: "0", trustProxy: 2, logLevel: "debug",
+    });
+  });
+
+  it("treats empty strings as unset", () => {
+    expect(loadConfig({ PORT: "", DATABASE_URL: "" })).toMatchObject({ port: 8080, databaseUrl: undefined });
+  });
+
+  it.each([
+    ["PORT", "eighty"],
+    ["PORT", "70000"],
+    ["BASE_URL", "not a url"],
+    ["DATABASE_URL", "mysql://x"],
+    ["SMTP_URL", "mail.example.com"],
+    ["CARRIER", "carrier-pigeon"],
+    ["ALLOW_PRIVATE_WEBHOOKS", "maybe"],
+    ["SECRET_KEY", "short"],
+    ["PAYMENTS_MODE", "cash"],
+    ["SIGNUP_CREDIT_USD", "-1"],
+    ["LOG_LEVEL", "loud"],
+  ])("stops with one line naming %s=%s", (name, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain(`${name}=${JSON.stringify(value)}`);
+    expect(message).not.toContain("\n");
+  });
+});

@@ -1,0 +1,96 @@
+import { z } from "zod";
+
+/** A boolean switch as environments write them: 1/0, true/false, yes/no, on/off. */
+const flag = z
+  .enum(["1", "0", "true", "false", "yes", "no", "on", "off"], {
+    error: "expected one of 1, 0, true, false, yes, no, on, off",
+  })
+  .transform((v) => ["1", "true", "yes", "on"].includes(v));
+
+const usd = z
+  .string()
+  .regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a dollar amount such as 5.00 (at most 6 decimals)");
+
+/** Every environment variable the service reads (DESIGN §10). Empty strings count as unset. */
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "expected a postgres:// or postgresql:// URL")
+    .optional(),
+  DATA_DIR: z.string().min(1).default("./.data"),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, "expected an smtp:// or smtps:// URL").optional(),
+  MAIL_FROM: z.string().min(3).default("agentline <no-reply@agentline.localhost>"),
+  CARRIER: z.enum(["sandbox", "twilio"]).default("sandbox"),
+  ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
+  SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  PAYMENTS_MODE: z.enum(["local", "chain", "facilitator"]).default("local"),
+  SIGNUP_CREDIT_USD: usd.optional(),
+  TRUST_PROXY: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+/** The typed configuration every module receives; nothing else reads process.env. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Public base URL, no trailing slash. Unset: derived from the listening address. */
+  baseUrl: string | undefined;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  carrier: "sandbox" | "twilio";
+  allowPrivateWebhooks: boolean;
+  secretKey: string | undefined;
+  paymentsMode: "local" | "chain" | "facilitator";
+  /** Credit given to each new account, as a decimal USD string. */
+  signupCreditUsd: string;
+  /** express "trust proxy" setting: false, true, a hop count, or a list of addresses. */
+  trustProxy: boolean | number | string;
+  logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
+}
+
+/** Raised when the environment is invalid; its message is one line naming the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses an environment (normally process.env) once into a Config, or throws ConfigError. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([key, value]) => key in EnvSchema.shape && value !== ""),
+  );
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? "environment");
+    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(present[name] ?? "")}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    baseUrl: e.BASE_URL?.replace(/\/+$/, ""),
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    carrier: e.CARRIER,
+    allowPrivateWebhooks: e.ALLOW_PRIVATE_WEBHOOKS,
+    secretKey: e.SECRET_KEY,
+    paymentsMode: e.PAYMENTS_MODE,
+    signupCreditUsd: e.SIGNUP_CREDIT_USD ?? (e.CARRIER === "sandbox" ? "5.00" : "0"),
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === "false" || value === "0") return false;
+  if (value === "true") return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}

@@ -1,0 +1,122 @@
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import postgres from "postgres";
+import type { Logger } from "../logger.js";
+import { lockDataDir } from "./data-dir-lock.js";
+import { migrationsFolder } from "./paths.js";
+
+/** The drizzle handle core code uses; the same type on PGlite and PostgreSQL. */
+export type Database = PgDatabase<PgQueryResultHKT>;
+/** A transaction handed to a `db.transaction` callback. Inside it, use only this handle. */
+export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
+/** Either; functions that can join a caller's transaction take this. */
+export type Executor = Database | Transaction;
+
+/** An open database: the drizzle handle plus what the process needs to manage it. */
+export interface DatabaseHandle {
+  db: Database;
+  kind: "pglite" | "postgres";
+  /** The postgres.js client, for LISTEN/NOTIFY; undefined on PGlite. */
+  postgresClient: postgres.Sql | undefined;
+  /** Throws unless the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** postgres:// URL; unset means embedded PGlite. */
+  url?: string | undefined;
+  /** PGlite data directory, or `memory://`. */
+  dataDir: string;
+  /** An already-created PGlite (tests load a migrated template this way). */
+  pglite?: PGlite;
+  logger: Logger;
+}
+
+/** Opens PostgreSQL when a URL is given, else embedded PGlite, and applies pending migrations. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const handle = options.url ? openPostgres(options.url) : await openPglite(options);
+  try {
+    await applyMigrations(handle, options.url);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  options.logger.debug({ kind: handle.kind }, "database ready");
+  return handle;
+}
+
+async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  let client = options.pglite;
+  let unlock = () => {};
+  if (!client) {
+    const dataDir = options.dataDir === "memory://" ? "memory://" : resolve(options.dataDir);
+    if (dataDir !== "memory://") {
+      mkdirSync(dataDir, { recursive: true });
+      unlock = lockDataDir(dataDir);
+    }
+    try {
+      client = await PGlite.create(dataDir);
+    } catch (error) {
+      unlock();
+      throw error;
+    }
+  }
+  const pglite = client;
+  const db = drizzlePglite(pglite) as unknown as Database;
+  return {
+    db,
+    kind: "pglite",
+    postgresClient: undefined,
+    ping: async () => {
+      if (pglite.closed) throw new Error("database is closed");
+      await pglite.query("select 1");
+    },
+    close: async () => {
+      if (!pglite.closed) await pglite.close();
+      unlock();
+    },
+  };
+}
+
+function openPostgres(url: string): DatabaseHandle {
+  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+  const db = drizzlePostgres(client) as unknown as Database;
+  return {
+    db,
+    kind: "postgres",
+    postgresClient: client,
+    ping: async () => {
+      await client`select 1`;
+    },
+    close: async () => {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+// Any fixed number: the advisory lock that lets one of several starting processes migrate.
+const MIGRATION_LOCK = 7_240_501;
+
+async function applyMigrations(handle: DatabaseHandle, url: string | undefined): Promise<void> {
+  if (handle.kind === "pglite") {
+    await migratePglite(handle.db as never, { migrationsFolder });
+    return;
+  }
+  // Several gateway processes may start together; a session-level lock on one dedicated
+  // connection makes the others wait until the first has migrated.
+  const client = postgres(url!, { max: 1, onnotice: () => {} });
+  try {
+    await client`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await migratePostgres(drizzlePostgres(client), { migrationsFolder });
+    await client`select pg_advisory_unlock(${MIGRATION_LOCK})`;
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}

@@ -1,0 +1,9 @@
+import { pgTable, text } from "drizzle-orm/pg-core";
+import { timestamptz } from "../columns.js";
+
+/** A customer. Signed-in accounts have an e-mail address; wallet accounts (no signup) do not. */
+export const accounts = pgTable("accounts", {
+  accountId: text("account_id").primaryKey(),
+  email: text("email").unique(),
+  createdAt: timestamptz("created_at").notNull().defaultNow(),
+});

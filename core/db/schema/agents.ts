@@ -1,0 +1,21 @@
+import { index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
+import { timestamps } from "../columns.js";
+import { accounts } from "./accounts.js";
+
+/** A software agent: the owner of numbers, calls, messages and events. */
+export const agents = pgTable(
+  "agents",
+  {
+    agentId: text("agent_id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.accountId, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    ownerNumber: text("owner_number"),
+    voiceId: text("voice_id"),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
+    ...timestamps,
+  },
+  (t) => [index("agents_account_idx").on(t.accountId, t.agentId)],
+);

@@ -1,0 +1,72 @@
+/**
+ * Every error code of the service, with its HTTP status and when it is thrown. Codes are
+ * stable: clients branch on them, so a code is never renamed or given another status.
+ * `GET /problems/{code}` serves this table.
+ */
+export const ERROR_CODES = {
+  validation_error: { status: 422, title: "Validation failed", when: "A request body or query failed validation; `errors` lists each offending field." },
+  malformed_json: { status: 400, title: "Malformed JSON", when: "The body is not parseable JSON." },
+  bad_request: { status: 400, title: "Bad request", when: "The request is well formed but cannot be carried out as asked." },
+  invalid_otp: { status: 400, title: "Invalid or expired code", when: "The one-time code is wrong, expired or already used (one answer for all three)." },
+  no_active_number: { status: 400, title: "Agent has no active phone number", when: "A call was asked of an agent that has no active phone number." },
+  unauthorized: { status: 401, title: "Unauthorized", when: "No credentials, or credentials that are unknown, revoked or expired." },
+  insufficient_balance: { status: 402, title: "Insufficient balance", when: "The balance does not cover what was asked." },
+  payment_required: { status: 402, title: "Payment required", when: "A paid route was called without a valid payment or agent_token." },
+  forbidden: { status: 403, title: "Forbidden", when: "The credentials are valid but may not do this." },
+  not_found: { status: 404, title: "Not found", when: "No such resource for this account (another account's resource answers the same)." },
+  method_not_allowed: { status: 405, title: "Method not allowed", when: "The method is not allowed on this path." },
+  conflict: { status: 409, title: "Conflict", when: "The state of the resource does not allow the request." },
+  cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The key authenticating a revoke request names itself." },
+  idempotency_conflict: { status: 409, title: "Idempotency key reused", when: "An Idempotency-Key was reused with a different request." },
+  turn_stale: { status: 409, title: "Turn is stale", when: "A context push answers a turn that a newer caller utterance replaced." },
+  turn_cancelled: { status: 409, title: "Turn was cancelled", when: "A context push answers a turn that the caller interrupted." },
+  call_ended: { status: 410, title: "Call has ended", when: "A context push arrived after the call ended." },
+  gone: { status: 410, title: "Gone", when: "A resource existed but is permanently gone (a released number, a consumed session)." },
+  payload_too_large: { status: 413, title: "Payload too large", when: "The request body is larger than the service accepts." },
+  unsupported_media_type: { status: 415, title: "Unsupported media type", when: "The request body is not JSON." },
+  rate_limited: { status: 429, title: "Too many requests", when: "Too many requests; `Retry-After` says when to try again." },
+  internal_error: { status: 500, title: "Internal server error", when: "Something unexpected failed; the log has the detail under the request id." },
+  service_unavailable: { status: 503, title: "Service unavailable", when: "A dependency (database, mail server) is unavailable right now." },
+} as const satisfies Record<string, { status: number; title: string; when: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** One offending field of a validation error. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+  /** Extra members for the problem body (for example `retry_after`, `required`). */
+  extra?: Record<string, unknown>;
+}
+
+/** An expected failure with a stable code, an HTTP status from ERROR_CODES and a user-facing detail. */
+export class AppError extends Error {
+  override name = "AppError";
+  readonly status: number;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string>;
+  readonly extra: Record<string, unknown>;
+
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.status = ERROR_CODES[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+    this.extra = options.extra ?? {};
+  }
+}
+
+/** The 404 every lookup gives for a missing or foreign resource. */
+export function notFound(kind: string, id: string): AppError {
+  return new AppError("not_found", `No ${kind} with id ${JSON.stringify(id)} exists on this account.`);
+}

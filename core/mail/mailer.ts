@@ -1,0 +1,36 @@
+import nodemailer from "nodemailer";
+import type { Logger } from "../logger.js";
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Sends mail. Over SMTP when SMTP_URL is set; otherwise into the log, for development. */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+  close(): void;
+}
+
+export function createMailer(options: { smtpUrl: string | undefined; from: string; logger: Logger }): Mailer {
+  const { smtpUrl, from, logger } = options;
+  if (!smtpUrl) {
+    return {
+      async send(message) {
+        // Development only: with no mail server the message (and any code in it) goes to the log.
+        logger.warn({ to: message.to, subject: message.subject, text: message.text }, "mail not sent (no SMTP_URL); logged instead");
+      },
+      close() {},
+    };
+  }
+  const transport = nodemailer.createTransport(smtpUrl);
+  return {
+    async send(message) {
+      await transport.sendMail({ from, ...message });
+    },
+    close() {
+      transport.close();
+    },
+  };
+}

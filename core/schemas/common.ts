@@ -1,0 +1,49 @@
+import { z } from "zod";
+
+/** An E.164 phone number: `+`, country code, at most 15 digits in all. */
+export const PhoneNumber = z
+  .string()
+  .regex(/^\+[1-9]\d{1,14}$/, "must be an E.164 phone number such as +14155550123")
+  .meta({ description: "E.164 phone number", example: "+14155550123" });
+
+/** An ISO-8601 UTC timestamp as the API writes them. */
+export const Timestamp = z.iso.datetime().meta({ description: "ISO-8601 UTC timestamp", example: "2026-11-22T10:15:30.000Z" });
+
+/** `limit` and `offset` of every list (DESIGN §4): out-of-range values are a 422, never clamped. */
+export const Pagination = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: "Items per page, 1–100 (default 20)" }),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0).meta({ description: "Items to skip (default 0)" }),
+});
+export type Pagination = z.infer<typeof Pagination>;
+
+/** The envelope of every list: `{data, limit, offset, has_more}`. */
+export function listOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    limit: z.number().int(),
+    offset: z.number().int(),
+    has_more: z.boolean(),
+  });
+}
+
+export interface Page<T> {
+  data: T[];
+  limit: number;
+  offset: number;
+  has_more: boolean;
+}
+
+/** Builds a page from rows fetched with `limit + 1`, the extra row only telling whether more exist. */
+export function toPage<R, T>(rows: R[], page: Pagination, present: (row: R) => T): Page<T> {
+  return {
+    data: rows.slice(0, page.limit).map(present),
+    limit: page.limit,
+    offset: page.offset,
+    has_more: rows.length > page.limit,
+  };
+}
+
+/** A confirmation that something was deleted. */
+export function deletedOf(idField: string) {
+  return z.object({ [idField]: z.string(), deleted: z.literal(true) });
+}

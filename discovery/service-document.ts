@@ -1,0 +1,87 @@
+import { z } from "zod";
+
+export const ServiceDocument = z
+  .object({
+    name: z.string(),
+    version: z.string(),
+    description: z.string(),
+    base_url: z.string(),
+    links: z.object({
+      openapi: z.string(),
+      mcp: z.string(),
+      payments: z.string(),
+      health: z.string(),
+    }),
+    auth: z.object({
+      methods: z.array(z.object({ type: z.string(), description: z.string() }).catchall(z.unknown())),
+    }),
+    events: z.object({
+      transports: z.array(z.object({ type: z.string(), description: z.string() }).catchall(z.unknown())),
+    }),
+    carrier: z.string(),
+  })
+  .meta({ id: "ServiceDocument" });
+export type ServiceDocument = z.infer<typeof ServiceDocument>;
+
+/** What this deployment offers; the document only lists what is switched on. */
+export interface ServiceFeatures {
+  version: string;
+  carrier: string;
+  agentIdEnabled: boolean;
+  /** Event transports that are live, in order of preference. */
+  transports: Array<"relay" | "webhook" | "mailbox">;
+}
+
+const TRANSPORTS = {
+  relay: (base: string) => ({
+    type: "relay",
+    description: "A WebSocket; events are durable until acknowledged. Preferred: no public URL needed.",
+    url: base.replace(/^http/, "ws") + "/v1/events/ws?agent_id={agent_id}&runtime={runtime}",
+  }),
+  webhook: (base: string) => ({
+    type: "webhook",
+    description: "Signed HTTPS POSTs to your URL (HMAC-SHA256 and Standard Webhooks headers).",
+    configure: base + "/v1/webhooks",
+  }),
+  mailbox: (base: string) => ({
+    type: "mailbox",
+    description: "Polling: GET consumes pending events, /peek previews them. Unsuitable for live caller turns.",
+    url: base + "/v1/events",
+  }),
+};
+
+/** `/.well-known/service.json`: where everything is, how to sign in, how events arrive. */
+export function buildServiceDocument(baseUrl: string, features: ServiceFeatures): ServiceDocument {
+  const methods: ServiceDocument["auth"]["methods"] = [
+    {
+      type: "api_key",
+      description: "Send 'Authorization: Bearer sk_...' on every authenticated request.",
+      header: "Authorization",
+      keys: baseUrl + "/v1/auth/keys",
+    },
+    {
+      type: "email_otp",
+      description: "POST an e-mail address to request a 6-digit code, then POST the code to get an API key.",
+      request: baseUrl + "/v1/auth/otp",
+      verify: baseUrl + "/v1/auth/verify",
+    },
+  ];
+  if (features.agentIdEnabled) {
+    methods.push({ type: "agentid", description: "OpenID Connect sign-in for AI agents, polled.", start: baseUrl + "/v1/auth/agentid/start" });
+  }
+  return {
+    name: "agentline",
+    version: features.version,
+    description: "A phone line for software agents.",
+    base_url: baseUrl,
+    links: {
+      openapi: baseUrl + "/openapi.json",
+      mcp: baseUrl + "/mcp",
+      payments: baseUrl + "/.well-known/agent-payments.json",
+      health: baseUrl + "/health",
+    },
+    auth: { methods },
+    events: { transports: features.transports.map((t) => TRANSPORTS[t](baseUrl)) },
+    carrier: features.carrier,
+  };
+}

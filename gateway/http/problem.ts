@@ -1,0 +1,85 @@
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
+import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+
+/** The URI naming a problem type; the service serves a description of it there. */
+export function problemTypeUri(req: Request, code: ErrorCode): string {
+  return `${publicBaseUrl(req)}/problems/${code}`;
+}
+
+/** The public base URL: BASE_URL when configured, else what the request was addressed to. */
+export function publicBaseUrl(req: Request): string {
+  const configured = req.app.locals.baseUrl as string | undefined;
+  return configured ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
+}
+
+function sendProblem(req: Request, res: Response, error: AppError): void {
+  const { title } = ERROR_CODES[error.code];
+  res
+    .status(error.status)
+    .set(error.headers)
+    .type("application/problem+json")
+    .send(
+      JSON.stringify({
+        type: problemTypeUri(req, error.code),
+        title,
+        status: error.status,
+        detail: error.detail,
+        code: error.code,
+        ...(error.errors ? { errors: error.errors } : {}),
+        ...error.extra,
+        request_id: String(req.id),
+      }),
+    );
+}
+
+// body-parser reports its failures as errors with a `type`; each becomes a clear 4xx.
+function fromBodyParser(error: { type?: string; status?: number; message?: string }): AppError | undefined {
+  switch (error.type) {
+    case "entity.parse.failed":
+      return new AppError("malformed_json", "The request body is not valid JSON.");
+    case "entity.too.large":
+      return new AppError("payload_too_large", "The request body is larger than 1 MiB.");
+    case "encoding.unsupported":
+    case "charset.unsupported":
+      return new AppError("unsupported_media_type", "The request body must be UTF-8 JSON.");
+    default:
+      if (typeof error.status === "number" && error.status >= 400 && error.status < 500) {
+        return new AppError("bad_request", "The request body could not be read.");
+      }
+      return undefined;
+  }
+}
+
+/** The one error handler: AppErrors and parser failures become problems; anything else a bare 500. */
+export function problemHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const known = error instanceof AppError ? error : fromBodyParser(error);
+    if (known) {
+      if (known.status >= 500) logger.error({ err: known.cause ?? known, request_id: req.id }, known.detail);
+      sendProblem(req, res, known);
+      return;
+    }
+    logger.error({ err: error, request_id: req.id }, "unexpected error");
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    // Only the request id: the cause is in the log, never in the response.
+    res.status(500).type("application/problem+json").send(
+      JSON.stringify({
+        type: problemTypeUri(req, "internal_error"),
+        title: ERROR_CODES.internal_error.title,
+        status: 500,
+        detail: `An unexpected error occurred. Quote request id ${String(req.id)} when reporting it.`,
+        code: "internal_error",
+        request_id: String(req.id),
+      }),
+    );
+  };
+}
+
+/** The last handler: no route matched. */
+export const routeNotFound: RequestHandler = (req, _res, next) => {
+  next(new AppError("not_found", `No route for ${req.method} ${req.path}. See /openapi.json for every route.`));
+};

@@ -1,0 +1,117 @@
+import type { Request, Response, Router } from "express";
+import type { z } from "zod";
+import type { Core } from "../../core/core.js";
+import { AppError, type FieldError } from "../../core/errors.js";
+import { withRequestId } from "../../core/logger.js";
+import type { AuthPolicy, Operation } from "../../discovery/operation.js";
+import { authenticate, type PrincipalFor } from "./authenticate.js";
+
+type Infer<T, Fallback> = T extends z.ZodType ? z.infer<T> : Fallback;
+
+/** What a handler receives: validated input, the authenticated principal, and the core. */
+export interface HandlerInput<A extends AuthPolicy, P, Q, B> {
+  params: Infer<P, Record<string, never>>;
+  query: Infer<Q, Record<string, never>>;
+  body: Infer<B, undefined>;
+  auth: PrincipalFor<A>;
+  core: Core;
+  req: Request;
+  res: Response;
+}
+
+/** A response other than the operation's usual status, or with extra headers. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+/** An operation plus the function that serves it. */
+export interface Route extends Operation {
+  handler(input: HandlerInput<AuthPolicy, unknown, unknown, unknown>): Promise<unknown>;
+}
+
+/** Declares a route; the handler's input types follow from the schemas and the auth policy. */
+export function defineRoute<
+  const A extends AuthPolicy,
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(spec: Omit<Operation, "auth" | "params" | "query" | "body"> & {
+  auth: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  handler(input: HandlerInput<A, P, Q, B>): Promise<unknown>;
+}): Route {
+  return spec as unknown as Route;
+}
+
+/** `/v1/agents/{agent_id}` → `/v1/agents/:agent_id`. */
+export function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([^}]+)\}/g, ":$1");
+}
+
+/** Mounts routes on a router: authenticate, validate every part, call the handler, reply. */
+export function mountRoutes(router: Router, routes: Route[], core: Core): void {
+  for (const route of routes) {
+    router[route.method](expressPath(route.path), async (req, res, next) => {
+      try {
+        await withRequestId(String(req.id), () => serve(route, core, req, res));
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
+}
+
+async function serve(route: Route, core: Core, req: Request, res: Response): Promise<void> {
+  const auth = await authenticate(core, route.auth, req);
+  const errors: FieldError[] = [];
+  const params = parsePart(route.params, req.params, errors);
+  const query = parsePart(route.query, req.query, errors);
+  const rawBody = req.body === undefined && route.bodyRequired === false ? {} : req.body;
+  const body = parsePart(route.body, rawBody, errors);
+  if (errors.length > 0) {
+    throw new AppError("validation_error", `The request has ${errors.length} invalid field${errors.length === 1 ? "" : "s"}: ${errors.map((e) => e.field).join(", ")}.`, { errors });
+  }
+  const result = await route.handler({ params, query, body, auth, core, req, res } as never);
+  if (res.headersSent) return;
+  if (result instanceof Reply) {
+    res.set(result.headers).status(result.status);
+    if (result.body === undefined) res.end();
+    else res.json(result.body);
+    return;
+  }
+  res.status(route.response.status);
+  if (result === undefined) res.end();
+  else if (route.response.contentType && route.response.contentType !== "application/json") res.type(route.response.contentType).send(result);
+  else res.json(result);
+}
+
+function parsePart(schema: z.ZodType | undefined, input: unknown, errors: FieldError[]): unknown {
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) errors.push({ field: [...issue.path, key].join("."), message: "is not a recognised field" });
+      continue;
+    }
+    const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "body";
+    const missing = issue.code === "invalid_type" && valueAt(input, issue.path) === undefined;
+    errors.push({ field, message: missing ? (field === "body" ? "is required: send a JSON object" : "is required") : issue.message });
+  }
+  return undefined;
+}
+
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}

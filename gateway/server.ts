@@ -1,0 +1,55 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Config } from "../core/config.js";
+import { createCore, type Core, type CreateCoreOptions } from "../core/core.js";
+import { createApp } from "./app.js";
+import { allRoutes } from "./routes/all-routes.js";
+
+/** A listening service. */
+export interface RunningServer {
+  core: Core;
+  server: Server;
+  /** The public base URL (BASE_URL, or the local address when unset). */
+  baseUrl: string;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the database. */
+  close(): Promise<void>;
+}
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Opens the core, mounts every route and listens on HOST:PORT. */
+export async function startServer(config: Config, options: CreateCoreOptions): Promise<RunningServer> {
+  const core = await createCore(config, options);
+  const app = createApp(core, allRoutes());
+  const server = createServer(app);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (error) {
+    await core.close();
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  const baseUrl = config.baseUrl ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
+  app.locals.baseUrl = baseUrl;
+  core.logger.info({ port, base_url: baseUrl, database: core.database.kind, carrier: config.carrier }, "listening");
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections go idle as their last response finishes; close each as it does.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await drained;
+      clearInterval(sweep);
+      clearTimeout(timer);
+      await core.close();
+      core.logger.info("stopped");
+    })());
+  return { core, server, baseUrl, port, close };
+}

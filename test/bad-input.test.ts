@@ -1,0 +1,123 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount, type TestAccount } from "./support/accounts.js";
+import { Api, type ApiResponse } from "./support/api.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+let service: TestService;
+let account: TestAccount;
+let api: Api;
+let agentId: string;
+
+beforeAll(async () => {
+  service = await startTestService();
+  account = await createAccount(service.core);
+  api = new Api(service.baseUrl, account.apiKey);
+  agentId = (await api.post("/v1/agents", { name: "target" })).body.agent_id;
+});
+afterAll(() => service?.stop());
+
+function expectProblem(res: ApiResponse, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ status, code, request_id: expect.any(String), type: expect.stringContaining(`/problems/${code}`) });
+}
+
+describe("malformed requests", () => {
+  it("answers 400 to malformed JSON", async () => {
+    for (const raw of ["{", '{"name": }', "{'name': 'x'}", "nul"]) {
+      expectProblem(await api.request("POST", "/v1/agents", { raw }), 400, "malformed_json");
+    }
+    expectProblem(await api.request("POST", "/v1/auth/otp", { raw: "{", key: null }), 400, "malformed_json");
+  });
+
+  it("answers 413 to a body over 1 MiB and accepts one just under", async () => {
+    // A JSON body of exactly `bytes` bytes.
+    const pad = (bytes: number) => JSON.stringify({ name: "big", description: "x".repeat(bytes - JSON.stringify({ name: "big", description: "" }).length) });
+    expect(pad(1000)).toHaveLength(1000);
+    expectProblem(await api.request("POST", "/v1/agents", { raw: pad(1024 * 1024 + 1) }), 413, "payload_too_large");
+    // Under the limit the body is parsed, and the long description is a 422, not a 413.
+    expectProblem(await api.request("POST", "/v1/agents", { raw: pad(1024 * 1024 - 10) }), 422, "validation_error");
+  });
+
+  it("answers 415 to a body that is not JSON", async () => {
+    expectProblem(await api.request("POST", "/v1/agents", { raw: "name=x", contentType: "application/x-www-form-urlencoded" }), 415, "unsupported_media_type");
+    expectProblem(await api.request("POST", "/v1/agents", { raw: "name", contentType: "text/plain" }), 415, "unsupported_media_type");
+  });
+
+  it("answers 422 naming the body when it is not an object", async () => {
+    for (const raw of ["[]", "[1,2]", '"text"', "42", "null", "true"]) {
+      const res = await api.request("POST", "/v1/agents", { raw });
+      expect(res.status, raw).toBeGreaterThanOrEqual(400);
+      expect(res.status, raw).toBeLessThan(500);
+    }
+    const missing = await api.request("POST", "/v1/agents");
+    expectProblem(missing, 422, "validation_error");
+    expect(missing.body.errors).toEqual([{ field: "body", message: "is required: send a JSON object" }]);
+  });
+
+  it("answers 404 with a problem for an unknown route", async () => {
+    expectProblem(await api.get("/v1/nothing-here"), 404, "not_found");
+    expectProblem(await api.request("PUT", "/v1/agents"), 404, "not_found");
+  });
+});
+
+// Property: whatever a client sends to these routes, the answer is never a 5xx.
+const anyValue = fc.jsonValue({ maxDepth: 3 });
+const agentish = fc.record(
+  { name: anyValue, description: anyValue, owner_number: anyValue, voice_id: anyValue, metadata: anyValue },
+  { requiredKeys: [] },
+);
+const authish = fc.record({ email: fc.oneof(fc.emailAddress(), anyValue), otp: fc.oneof(fc.stringMatching(/^\d{6}$/), anyValue), name: anyValue }, { requiredKeys: [] });
+const body = fc.oneof(anyValue, agentish, authish, fc.dictionary(fc.string(), anyValue));
+const rawBody = fc.oneof(fc.string(), fc.string().map((s) => `{"name":${s}}`), body.map((b) => JSON.stringify(b)));
+const queryValue = fc.oneof(fc.string(), fc.integer().map(String), fc.double().map(String));
+
+describe("never a 5xx (property)", () => {
+  const routes = () => [
+    ["POST", "/v1/agents"],
+    ["PATCH", `/v1/agents/${agentId}`],
+    ["POST", "/v1/auth/otp"],
+    ["POST", "/v1/auth/verify"],
+    ["POST", "/v1/auth/keys"],
+    ["POST", "/v1/auth/agentid/start"],
+    ["POST", "/v1/auth/agentid/poll"],
+  ] as const;
+
+  it("for any JSON body on the agent and auth routes", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes()), body, async ([method, path], value) => {
+        const res = await api.request(method, path, { body: value });
+        expect(res.status).toBeLessThan(500);
+        if (res.status >= 400) expect(res.body.code).toEqual(expect.any(String));
+      }),
+      { numRuns: 250 },
+    );
+  });
+
+  it("for any raw body text", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes()), rawBody, async ([method, path], raw) => {
+        const res = await api.request(method, path, { raw });
+        expect(res.status).toBeLessThan(500);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("for any query and path values on the read routes", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.dictionary(fc.constantFrom("limit", "offset", "x"), queryValue), fc.string({ minLength: 1 }).filter((s) => s !== "." && s !== ".."), async (query, id) => {
+        const list = await api.get("/v1/agents", { query });
+        expect(list.status).toBeLessThan(500);
+        const keys = await api.get("/v1/auth/keys", { query });
+        expect(keys.status).toBeLessThan(500);
+        const one = await api.get(`/v1/agents/${encodeURIComponent(id)}`);
+        expect([404]).toContain(one.status);
+        const del = await api.delete(`/v1/auth/keys/${encodeURIComponent(id)}`);
+        expect(del.status).toBeLessThan(500);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
