@@ -22,11 +22,11 @@ describe("loadConfig", () => {
   it("reads every variable it knows and ignores the rest", () => {
     const config = loadConfig({
       PORT: "9000", HOST: "0.0.0.0", BASE_URL: "https://api.example.com/", DATABASE_URL: "postgres://u@h/db", DATA_DIR: "/var/lib/x",
-      SMTP_URL: "smtps://u:p@mail:465", CARRIER: "twilio", ALLOW_PRIVATE_WEBHOOKS: "yes", SECRET_KEY: "k".repeat(32), PAYMENTS_MODE: "chain",
+      SMTP_URL: "smtps://u:p@mail:465", CARRIER: "sandbox", SIGNUP_CREDIT_USD: "0", ALLOW_PRIVATE_WEBHOOKS: "yes", SECRET_KEY: "k".repeat(32), PAYMENTS_MODE: "chain",
       TRUST_PROXY: "2", LOG_LEVEL: "debug", UNRELATED: "whatever",
     });
     expect(config).toMatchObject({
-      port: 9000, host: "0.0.0.0", baseUrl: "https://api.example.com", databaseUrl: "postgres://u@h/db", carrier: "twilio",
+      port: 9000, host: "0.0.0.0", baseUrl: "https://api.example.com", databaseUrl: "postgres://u@h/db", carrier: "sandbox",
       allowPrivateWebhooks: true, paymentsMode: "chain", signupCreditUsd: "0", trustProxy: 2, logLevel: "debug",
     });
   });
@@ -47,6 +47,7 @@ describe("loadConfig", () => {
     ["PAYMENTS_MODE", "cash"],
     ["SIGNUP_CREDIT_USD", "-1"],
     ["LOG_LEVEL", "loud"],
+    ["TURN_TIMEOUT_MS", "5"],
   ])("stops with one line naming %s=%s", (name, value) => {
     let error: unknown;
     try {

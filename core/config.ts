@@ -23,12 +23,14 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./.data"),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, "expected an smtp:// or smtps:// URL").optional(),
   MAIL_FROM: z.string().min(3).default("agentline <no-reply@agentline.localhost>"),
-  CARRIER: z.enum(["sandbox", "twilio"]).default("sandbox"),
+  CARRIER: z.enum(["sandbox"], { error: "only the sandbox carrier is in this build" }).default("sandbox"),
   ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
   SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   PAYMENTS_MODE: z.enum(["local", "chain", "facilitator"]).default("local"),
   SIGNUP_CREDIT_USD: usd.optional(),
   TRUST_PROXY: z.string().min(1).optional(),
+  TURN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
+  TURN_FILLER_TEXT: z.string().min(1).max(200).default("One moment, please."),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -42,7 +44,7 @@ export interface Config {
   dataDir: string;
   smtpUrl: string | undefined;
   mailFrom: string;
-  carrier: "sandbox" | "twilio";
+  carrier: "sandbox";
   allowPrivateWebhooks: boolean;
   secretKey: string | undefined;
   paymentsMode: "local" | "chain" | "facilitator";
@@ -51,6 +53,9 @@ export interface Config {
   /** express "trust proxy" setting: false, true, a hop count, or a list of addresses. */
   trustProxy: boolean | number | string;
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
+  /** How long a caller turn waits for an answer before the filler line is spoken. */
+  turnTimeoutMs: number;
+  turnFillerText: string;
 }
 
 /** Raised when the environment is invalid; its message is one line naming the variable. */
@@ -85,6 +90,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     signupCreditUsd: e.SIGNUP_CREDIT_USD ?? (e.CARRIER === "sandbox" ? "5.00" : "0"),
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
+    turnTimeoutMs: e.TURN_TIMEOUT_MS,
+    turnFillerText: e.TURN_FILLER_TEXT,
   };
 }
 

@@ -1,4 +1,8 @@
 import type { PGlite } from "@electric-sql/pglite";
+import { createLocalBus, type Bus } from "./bus.js";
+import { CallEngine } from "./calls/call-engine.js";
+import type { Carrier } from "./carrier/carrier.js";
+import { SandboxCarrier } from "./carrier/sandbox-carrier.js";
 import type { Config } from "./config.js";
 import { openDatabase, type Database, type DatabaseHandle } from "./db/database.js";
 import type { Logger } from "./logger.js";
@@ -13,6 +17,13 @@ export interface Core {
   logger: Logger;
   mailer: Mailer;
   secrets: ServerSecrets;
+  /** Messages between the processes sharing the database. */
+  bus: Bus;
+  carrier: Carrier;
+  /** Applies what the carrier reports; holds the live turns' filler timers. */
+  calls: CallEngine;
+  /** The public base URL, for links in events; set once the server knows where it listens. */
+  baseUrl: string;
   /** The clock; tests may replace it to move time. */
   now(): Date;
   /** Closes what the core opened (the database, the mail transport). */
@@ -32,6 +43,8 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pglite: options.pglite, logger });
   const secrets = await loadServerSecrets(database.db, config.secretKey);
   const mailer = options.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
+  const bus = createLocalBus();
+  const carrier = new SandboxCarrier(bus);
   const core: Core = {
     config,
     db: database.db,
@@ -39,11 +52,20 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     logger,
     mailer,
     secrets,
+    bus,
+    carrier,
+    calls: undefined as unknown as CallEngine,
+    baseUrl: config.baseUrl ?? `http://localhost:${config.port}`,
     now: () => new Date(),
     async close() {
+      core.calls.close();
+      await carrier.close();
+      await bus.close();
       mailer.close();
       await database.close();
     },
   };
+  core.calls = new CallEngine(core);
+  carrier.start(core.calls);
   return core;
 }

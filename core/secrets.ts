@@ -7,6 +7,8 @@ import { serverSecrets } from "./db/schema/server-secrets.js";
 export interface ServerSecrets {
   /** HMAC key for stored OTP codes. */
   otpPepper: Buffer;
+  /** HMAC key that makes a call's push token. */
+  pushTokenKey: Buffer;
   /** Derives a 32-byte key for another purpose, named by label. */
   derive(label: string): Buffer;
 }
@@ -27,5 +29,5 @@ export async function loadServerSecrets(db: Database, configured: string | undef
   }
   const ikm = Buffer.from(master, "utf8");
   const derive = (label: string) => Buffer.from(hkdfSync("sha256", ikm, Buffer.alloc(0), `agentline:${label}`, 32));
-  return { otpPepper: derive("otp-pepper"), derive };
+  return { otpPepper: derive("otp-pepper"), pushTokenKey: derive("push-token"), derive };
 }

@@ -1,18 +1,16 @@
 import express, { type Express } from "express";
 import type { Core } from "../core/core.js";
-import { jsonBody } from "./http/json-body.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
 import { mountRoutes, type Route } from "./http/route.js";
 
-/** The express application: request ids and logs, JSON bodies, the routes, problem responses. */
+/** The express application: request ids and logs, the routes (each parsing its own body), problem responses. */
 export function createApp(core: Core, routes: Route[]): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", core.config.trustProxy);
   app.locals.baseUrl = core.config.baseUrl;
   app.use(requestContext(core.logger));
-  app.use(jsonBody());
   const router = express.Router();
   mountRoutes(router, routes, core);
   app.use(router);

@@ -4,6 +4,8 @@ import type { Config } from "../core/config.js";
 import { createCore, type Core, type CreateCoreOptions } from "../core/core.js";
 import { createApp } from "./app.js";
 import { allRoutes } from "./routes/all-routes.js";
+import { softphoneRoute } from "./ws/softphone.js";
+import { attachUpgrades } from "./ws/upgrades.js";
 
 /** A listening service. */
 export interface RunningServer {
@@ -21,8 +23,10 @@ const SHUTDOWN_GRACE_MS = 10_000;
 /** Opens the core, mounts every route and listens on HOST:PORT. */
 export async function startServer(config: Config, options: CreateCoreOptions): Promise<RunningServer> {
   const core = await createCore(config, options);
-  const app = createApp(core, allRoutes());
+  const app = createApp(core, allRoutes(config));
   const server = createServer(app);
+  const sockets = config.carrier === "sandbox" ? [softphoneRoute(core)] : [];
+  attachUpgrades(server, sockets, core.logger);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -35,12 +39,15 @@ export async function startServer(config: Config, options: CreateCoreOptions): P
   const { port } = server.address() as AddressInfo;
   const baseUrl = config.baseUrl ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
   app.locals.baseUrl = baseUrl;
+  core.baseUrl = baseUrl;
   core.logger.info({ port, base_url: baseUrl, database: core.database.kind, carrier: config.carrier }, "listening");
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Upgraded sockets are no longer the HTTP server's to close.
+      sockets.forEach((route) => route.close());
       // Keep-alive connections go idle as their last response finishes; close each as it does.
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
       server.closeIdleConnections();

@@ -47,7 +47,7 @@ describe("/openapi.json", () => {
   it("describes every mounted route, and nothing that is not mounted", async () => {
     const { body } = await api.get("/openapi.json");
     const documented = Object.entries(body.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    const app = createApp(service.core, allRoutes());
+    const app = createApp(service.core, allRoutes({ carrier: "sandbox" }));
     const mounted = mountedRoutes(app.router as unknown as Router);
     expect(mounted.length).toBeGreaterThan(10);
     expect(documented.sort()).toEqual(mounted.sort());
@@ -55,7 +55,7 @@ describe("/openapi.json", () => {
 
   it("gives each authenticated operation its security, a 401 and problem responses", async () => {
     const { body } = await api.get("/openapi.json");
-    for (const route of allRoutes()) {
+    for (const route of allRoutes({ carrier: "sandbox" })) {
       const op = body.paths[route.path][route.method];
       expect(op.operationId).toBe(route.operationId);
       expect(op.responses.default.content["application/problem+json"].schema.$ref).toBe("#/components/schemas/Problem");
@@ -64,6 +64,15 @@ describe("/openapi.json", () => {
       expect(op.responses["401"]).toBeDefined();
     }
     expect(body.paths["/v1/agents"].post.requestBody.content["application/json"].schema.$ref).toBe("#/components/schemas/CreateAgentRequest");
+  });
+
+  it("never advertises a query parameter as nullable (a query string cannot carry null)", async () => {
+    const { body } = await api.get("/openapi.json");
+    for (const [path, ops] of Object.entries(body.paths as Record<string, Record<string, any>>)) {
+      for (const op of Object.values(ops)) {
+        for (const param of op.parameters ?? []) expect(JSON.stringify(param.schema), `${path} ${param.name}`).not.toContain("null");
+      }
+    }
   });
 
   it("rejects a response that does not match it (the checker every test uses can fail)", async () => {

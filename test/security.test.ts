@@ -20,13 +20,13 @@ beforeAll(async () => {
 });
 afterAll(() => service?.stop());
 
-// Every route that takes an API key, with placeholder path parameters.
-const protectedRoutes = allRoutes()
-  .filter((r) => r.auth === "api_key")
+// Every route that needs credentials, with placeholder path parameters.
+const protectedRoutes = allRoutes({ carrier: "sandbox" })
+  .filter((r) => r.auth !== "none")
   .map((r) => ({ label: `${r.method.toUpperCase()} ${r.path}`, method: r.method.toUpperCase(), path: r.path.replace(/\{[^}]+\}/g, "x_123") }));
 
 describe("every API-key route", () => {
-  it("covers some routes", () => expect(protectedRoutes.length).toBeGreaterThanOrEqual(8));
+  it("covers every authenticated route", () => expect(protectedRoutes.length).toBeGreaterThanOrEqual(30));
 
   it.each(protectedRoutes)("$label answers 401 with no key, a malformed header, an unknown key and a revoked key", async ({ method, path }) => {
     const api = new Api(service.baseUrl);

@@ -78,13 +78,3 @@ export async function updateAgent(core: Core, accountId: string, agentId: string
   if (!row) throw notFound("agent", agentId);
   return presentAgent(row);
 }
-
-/** Deletes the agent; what hangs off it (calls, messages) goes with it by foreign-key cascade. */
-export async function deleteAgent(core: Core, accountId: string, agentId: string) {
-  const [row] = await core.db
-    .delete(agents)
-    .where(and(eq(agents.agentId, agentId), eq(agents.accountId, accountId)))
-    .returning({ agentId: agents.agentId });
-  if (!row) throw notFound("agent", agentId);
-  return { agent_id: row.agentId, deleted: true as const };
-}

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PhoneNumber, Timestamp } from "../schemas/common.js";
+import { VoiceId } from "../voices/catalogue.js";
 
 const MAX_METADATA_BYTES = 8 * 1024;
 
@@ -12,7 +13,6 @@ export const Metadata = z
 
 const Name = z.string().trim().min(1).max(100).meta({ example: "Front desk" });
 const Description = z.string().max(1000);
-const VoiceId = z.string().min(1).max(64).meta({ description: "A voice preset id from GET /v1/voices" });
 
 export const Agent = z
   .object({

@@ -9,10 +9,28 @@ export const PhoneNumber = z
 /** An ISO-8601 UTC timestamp as the API writes them. */
 export const Timestamp = z.iso.datetime().meta({ description: "ISO-8601 UTC timestamp", example: "2026-11-22T10:15:30.000Z" });
 
-/** `limit` and `offset` of every list (DESIGN §4): out-of-range values are a 422, never clamped. */
-export const Pagination = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: "Items per page, 1–100 (default 20)" }),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0).meta({ description: "Items to skip (default 0)" }),
+/**
+ * An integer query parameter. Coercion would also accept null (as 0), which the documentation
+ * generator then advertises as nullable; the explicit meta states what a query string can carry.
+ */
+export function queryInteger(options: { min: number; max: number; default: number; description: string }) {
+  const { min, max, description } = options;
+  return z.coerce
+    .number()
+    .int()
+    .min(min)
+    .max(max)
+    .default(options.default)
+    .meta({ type: "integer", minimum: min, maximum: max, default: options.default, description });
+}
+
+/**
+ * `limit` and `offset` of every list (DESIGN §4): out-of-range values are a 422, never clamped.
+ * Strict, like bodies: an unknown query parameter is a 422 rather than a filter silently ignored.
+ */
+export const Pagination = z.strictObject({
+  limit: queryInteger({ min: 1, max: 100, default: 20, description: "Items per page, 1–100 (default 20)" }),
+  offset: queryInteger({ min: 0, max: 1_000_000, default: 0, description: "Items to skip (default 0)" }),
 });
 export type Pagination = z.infer<typeof Pagination>;
 

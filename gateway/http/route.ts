@@ -5,6 +5,7 @@ import { AppError, type FieldError } from "../../core/errors.js";
 import { withRequestId } from "../../core/logger.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { authenticate, type PrincipalFor } from "./authenticate.js";
+import { jsonBody } from "./json-body.js";
 
 type Infer<T, Fallback> = T extends z.ZodType ? z.infer<T> : Fallback;
 
@@ -54,10 +55,13 @@ export function expressPath(openApiPath: string): string {
   return openApiPath.replace(/\{([^}]+)\}/g, ":$1");
 }
 
-/** Mounts routes on a router: authenticate, validate every part, call the handler, reply. */
+/**
+ * Mounts routes on a router: parse the body (only for routes that take one; others never read
+ * it), authenticate, validate every part, call the handler, reply.
+ */
 export function mountRoutes(router: Router, routes: Route[], core: Core): void {
   for (const route of routes) {
-    router[route.method](expressPath(route.path), async (req, res, next) => {
+    router[route.method](expressPath(route.path), ...(route.body ? jsonBody() : []), async (req, res, next) => {
       try {
         await withRequestId(String(req.id), () => serve(route, core, req, res));
       } catch (error) {
@@ -70,6 +74,13 @@ export function mountRoutes(router: Router, routes: Route[], core: Core): void {
 async function serve(route: Route, core: Core, req: Request, res: Response): Promise<void> {
   const auth = await authenticate(core, route.auth, req);
   const errors: FieldError[] = [];
+  // No resource has such an id, so a path parameter like that is simply not found.
+  if (unstorableString(req.params) !== undefined) throw new AppError("not_found", `No resource at ${req.path}.`);
+  for (const [part, schema, value] of [["query", route.query, req.query], ["body", route.body, req.body]] as const) {
+    const bad = schema ? unstorableString(value) : undefined;
+    if (bad !== undefined) errors.push({ field: bad || part, message: "contains a NUL character or unpaired UTF-16 surrogate, which cannot be stored" });
+  }
+  if (errors.length > 0) throw new AppError("validation_error", `The request has text that cannot be stored: ${errors.map((e) => e.field).join(", ")}.`, { errors });
   const params = parsePart(route.params, req.params, errors);
   const query = parsePart(route.query, req.query, errors);
   const rawBody = req.body === undefined && route.bodyRequired === false ? {} : req.body;
@@ -101,8 +112,25 @@ function parsePart(schema: z.ZodType | undefined, input: unknown, errors: FieldE
       continue;
     }
     const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "body";
-    const missing = issue.code === "invalid_type" && valueAt(input, issue.path) === undefined;
+    // Whatever the schema (string, enum, object), an absent value reads "is required".
+    const missing = valueAt(input, issue.path) === undefined;
     errors.push({ field, message: missing ? (field === "body" ? "is required: send a JSON object" : "is required") : issue.message });
+  }
+  return undefined;
+}
+
+// PostgreSQL text and jsonb cannot hold U+0000 or a lone surrogate; refusing them here means a
+// client can never turn them into a database error (a 500).
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** The dotted path of the first unstorable string (or key) in value, "" for the root, or undefined. */
+function unstorableString(value: unknown, path: string[] = []): string | undefined {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? path.join(".") : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    if (UNSTORABLE.test(key)) return [...path, key].join(".");
+    const found = unstorableString(inner, [...path, key]);
+    if (found !== undefined) return found;
   }
   return undefined;
 }

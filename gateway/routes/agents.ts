@@ -1,4 +1,5 @@
-import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from "../../core/agents/agents.js";
+import { createAgent, getAgent, listAgents, updateAgent } from "../../core/agents/agents.js";
+import { deleteAgent } from "../../core/agents/delete-agent.js";
 import { Agent, AgentIdParams, CreateAgentBody, UpdateAgentBody } from "../../core/agents/schemas.js";
 import { deletedOf, listOf, Pagination } from "../../core/schemas/common.js";
 import { defineRoute } from "../http/route.js";

@@ -1,11 +1,30 @@
+import type { Config } from "../../core/config.js";
 import type { Route } from "../http/route.js";
 import { agentRoutes } from "./agents.js";
 import { authRoutes } from "./auth.js";
+import { callRoutes } from "./calls.js";
 import { discoveryRoutes } from "./discovery.js";
+import { eventRoutes } from "./events.js";
+import { feedbackRoutes } from "./feedback.js";
+import { messageRoutes } from "./messages.js";
+import { numberRoutes } from "./numbers.js";
+import { sandboxRoutes } from "./sandbox.js";
+import { voiceRoutes } from "./voices.js";
 
 /** Every route the gateway mounts, in one list: the app serves them and /openapi.json describes them. */
-export function allRoutes(): Route[] {
+export function allRoutes(config: Pick<Config, "carrier">): Route[] {
   const routes: Route[] = [];
-  routes.push(...discoveryRoutes(() => routes), ...authRoutes, ...agentRoutes);
+  routes.push(
+    ...discoveryRoutes(() => routes),
+    ...authRoutes,
+    ...agentRoutes,
+    ...numberRoutes,
+    ...callRoutes,
+    ...eventRoutes,
+    ...messageRoutes,
+    ...voiceRoutes,
+    ...feedbackRoutes,
+  );
+  if (config.carrier === "sandbox") routes.push(...sandboxRoutes);
   return routes;
 }

@@ -20,7 +20,7 @@ describe("agents", () => {
       name: "Front desk",
       description: "Answers the main line",
       owner_number: "+14155550100",
-      voice_id: "alloy",
+      voice_id: "joanna",
       metadata: { crm_id: "c_1", tier: 2 },
     });
     expect(created.status).toBe(201);
@@ -28,7 +28,7 @@ describe("agents", () => {
       name: "Front desk",
       description: "Answers the main line",
       owner_number: "+14155550100",
-      voice_id: "alloy",
+      voice_id: "joanna",
       metadata: { crm_id: "c_1", tier: 2 },
     });
     expect(created.body.agent_id).toMatch(/^agt_[0-9a-z]{26}$/);
@@ -52,6 +52,27 @@ describe("agents", () => {
     expect(cleared.body).toMatchObject({ name: "B", description: null, owner_number: null, metadata: { k: 1 } });
     const unchanged = await api.patch(`/v1/agents/${agent.agent_id}`, {});
     expect(unchanged.body).toEqual(cleared.body);
+  });
+
+  it("sets and clears an agent's voice with a catalogue id", async () => {
+    const { body: agent } = await api.post("/v1/agents", { name: "Voiced", voice_id: "lea" });
+    expect(agent.voice_id).toBe("lea");
+    const changed = await api.patch(`/v1/agents/${agent.agent_id}`, { voice_id: "daniel" });
+    expect(changed.status).toBe(200);
+    expect(changed.body.voice_id).toBe("daniel");
+    const cleared = await api.patch(`/v1/agents/${agent.agent_id}`, { voice_id: null });
+    expect(cleared.body.voice_id).toBeNull();
+  });
+
+  it("answers 422 naming voice_id for a voice that is not in the catalogue, and keeps the old voice", async () => {
+    const created = await api.post("/v1/agents", { name: "Unknown voice", voice_id: "alloy" });
+    expect(created.status).toBe(422);
+    expect(created.body.errors).toEqual([{ field: "voice_id", message: expect.stringContaining('"joanna"') }]);
+    const { body: agent } = await api.post("/v1/agents", { name: "Keeps voice", voice_id: "amy" });
+    const patched = await api.patch(`/v1/agents/${agent.agent_id}`, { voice_id: "Joanna" });
+    expect(patched.status).toBe(422);
+    expect(patched.body.errors.map((e: any) => e.field)).toEqual(["voice_id"]);
+    expect((await api.get(`/v1/agents/${agent.agent_id}`)).body.voice_id).toBe("amy");
   });
 
   it("refuses to clear the name", async () => {

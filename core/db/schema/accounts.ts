@@ -5,5 +5,7 @@ import { timestamptz } from "../columns.js";
 export const accounts = pgTable("accounts", {
   accountId: text("account_id").primaryKey(),
   email: text("email").unique(),
+  /** The account's default voice preset; null means the system default. */
+  defaultVoiceId: text("default_voice_id"),
   createdAt: timestamptz("created_at").notNull().defaultNow(),
 });

@@ -1,5 +1,6 @@
 import { index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps } from "../columns.js";
+import { accountIdColumn } from "../ownership.js";
 import { accounts } from "./accounts.js";
 
 /** A software agent: the owner of numbers, calls, messages and events. */
@@ -7,9 +8,7 @@ export const agents = pgTable(
   "agents",
   {
     agentId: text("agent_id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.accountId, { onDelete: "cascade" }),
+    accountId: accountIdColumn(),
     name: text("name").notNull(),
     description: text("description"),
     ownerNumber: text("owner_number"),

@@ -1,5 +1,6 @@
 import { index, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
+import { accountIdColumn } from "../ownership.js";
 import { accounts } from "./accounts.js";
 
 /** API keys, stored as SHA-256 hashes; the key itself is shown once, when minted. */
@@ -7,9 +8,7 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     keyId: text("key_id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.accountId, { onDelete: "cascade" }),
+    accountId: accountIdColumn(),
     name: text("name"),
     keyHash: text("key_hash").notNull().unique(),
     prefix: text("prefix").notNull(),

@@ -1,0 +1,62 @@
+import type { CarrierSignals, EndedBy } from "../carrier/carrier.js";
+import type { Core } from "../core.js";
+import type { CallStatus } from "../db/schema/calls.js";
+import { receiveInboundSms } from "../messages/inbound-sms.js";
+import { applyCallStatus } from "./call-status.js";
+import { receiveInboundCall } from "./inbound-call.js";
+import { cancelOpenTurn, claimFiller, openTurn } from "./turns.js";
+
+/**
+ * What the carrier reports, applied to the domain; and the per-turn timers that speak a filler
+ * when a turn waits too long for its answer. A timer lives in the process that opened the turn;
+ * the filler itself is claimed in the database, so it is spoken at most once.
+ */
+export class CallEngine implements CarrierSignals {
+  private readonly fillerTimers = new Map<string, NodeJS.Timeout>();
+
+  constructor(private readonly core: Core) {}
+
+  inboundCall(call: { to: string; from: string; carrierRef: string }) {
+    return receiveInboundCall(this.core, call);
+  }
+
+  async callStatus(callId: string, status: CallStatus, endedBy?: EndedBy): Promise<void> {
+    await applyCallStatus(this.core, callId, status, endedBy);
+  }
+
+  async callerUtterance(callId: string, text: string, input: "speech" | "dtmf" = "speech") {
+    const turn = await openTurn(this.core, callId, text, input);
+    this.scheduleFiller(callId, turn.turnId);
+    return turn;
+  }
+
+  async callerInterrupted(callId: string): Promise<void> {
+    const turnId = await cancelOpenTurn(this.core, callId);
+    if (turnId) this.clearFiller(turnId);
+  }
+
+  inboundSms(message: { to: string; from: string; text: string; carrierRef: string }) {
+    return receiveInboundSms(this.core, message);
+  }
+
+  private scheduleFiller(callId: string, turnId: string): void {
+    const timer = setTimeout(() => {
+      this.fillerTimers.delete(turnId);
+      claimFiller(this.core, callId, turnId)
+        .then((text) => (text ? this.core.carrier.speak(callId, { text, final: false, turnId }) : undefined))
+        .catch((error) => this.core.logger.error({ err: error, call_id: callId, turn_id: turnId }, "filler failed"));
+    }, this.core.config.turnTimeoutMs);
+    timer.unref();
+    this.fillerTimers.set(turnId, timer);
+  }
+
+  private clearFiller(turnId: string): void {
+    clearTimeout(this.fillerTimers.get(turnId));
+    this.fillerTimers.delete(turnId);
+  }
+
+  close(): void {
+    for (const timer of this.fillerTimers.values()) clearTimeout(timer);
+    this.fillerTimers.clear();
+  }
+}

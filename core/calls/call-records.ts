@@ -1,0 +1,44 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { Executor } from "../db/database.js";
+import { calls } from "../db/schema/calls.js";
+import { transcriptEntries } from "../db/schema/transcript-entries.js";
+import { notFound } from "../errors.js";
+import type { Call } from "./schemas.js";
+
+export type CallRow = typeof calls.$inferSelect;
+
+export function presentCall(row: CallRow): Call {
+  return {
+    call_id: row.callId,
+    agent_id: row.agentId,
+    number_id: row.numberId,
+    direction: row.direction,
+    from_number: row.fromNumber,
+    to_number: row.toNumber,
+    status: row.status,
+    is_owner_call: row.isOwnerCall,
+    voice_id: row.voiceId,
+    ended_by: row.endedBy as Call["ended_by"],
+    created_at: row.createdAt.toISOString(),
+    answered_at: row.answeredAt?.toISOString() ?? null,
+    ended_at: row.endedAt?.toISOString() ?? null,
+    duration_seconds: row.durationSeconds,
+  };
+}
+
+/** The account's call row, or a 404 for a missing or foreign id. */
+export async function loadCall(db: Executor, accountId: string, callId: string): Promise<CallRow> {
+  const [row] = await db.select().from(calls).where(and(eq(calls.callId, callId), eq(calls.accountId, accountId)));
+  if (!row) throw notFound("call", callId);
+  return row;
+}
+
+/** The call's transcript, in the order it was spoken. */
+export async function readTranscript(db: Executor, callId: string) {
+  const rows = await db
+    .select({ role: transcriptEntries.role, text: transcriptEntries.text, createdAt: transcriptEntries.createdAt })
+    .from(transcriptEntries)
+    .where(eq(transcriptEntries.callId, callId))
+    .orderBy(asc(transcriptEntries.entryId));
+  return rows.map((r) => ({ role: r.role, text: r.text, timestamp: r.createdAt.toISOString() }));
+}

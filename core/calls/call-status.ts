@@ -1,0 +1,98 @@
+import { and, eq } from "drizzle-orm";
+import type { EndedBy } from "../carrier/carrier.js";
+import type { Core } from "../core.js";
+import type { Transaction } from "../db/database.js";
+import { calls, type CallStatus } from "../db/schema/calls.js";
+import { turns } from "../db/schema/turns.js";
+import { recordEvent } from "../events/events.js";
+import type { EventType } from "../events/schemas.js";
+import { readTranscript, type CallRow } from "./call-records.js";
+import { TERMINAL_STATUSES } from "./schemas.js";
+
+/** The bus channel on which every call status change is announced (ids and status only). */
+export const CALL_STATUS_CHANNEL = "calls.status";
+
+const ENDING_EVENTS: Partial<Record<CallStatus, EventType>> = {
+  completed: "call.completed",
+  busy: "call.busy",
+  "no-answer": "call.no-answer",
+  failed: "call.failed",
+  canceled: "call.canceled",
+};
+
+export function transcriptUrl(core: Core, callId: string): string {
+  return `${core.baseUrl}/v1/calls/${callId}/transcript`;
+}
+
+/**
+ * Moves a call to a new status, with its events, in one transaction. Reports about a call that
+ * has already ended are ignored (carriers repeat themselves), and a call ended before it was
+ * answered is `canceled`, not `completed`. Returns the updated row, or null when nothing changed.
+ */
+export async function applyCallStatus(core: Core, callId: string, status: CallStatus, endedBy?: EndedBy): Promise<CallRow | null> {
+  const updated = await core.db.transaction(async (tx) => {
+    const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+    if (!call || TERMINAL_STATUSES.has(call.status) || call.status === status) return null;
+    const next: CallStatus = status === "completed" && !call.answeredAt ? "canceled" : status;
+    const now = core.now();
+    const changes: Partial<CallRow> = { status: next, updatedAt: now };
+    if (next === "in-progress") changes.answeredAt = now;
+    if (TERMINAL_STATUSES.has(next)) {
+      changes.endedAt = now;
+      changes.endedBy = endedBy ?? "carrier";
+      changes.durationSeconds = call.answeredAt ? Math.ceil((now.getTime() - call.answeredAt.getTime()) / 1000) : 0;
+    }
+    const [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
+    if (TERMINAL_STATUSES.has(next)) await recordEnding(core, tx, row!);
+    return row!;
+  });
+  if (updated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: updated.status });
+  return updated;
+}
+
+/** The events of a call's end, and the end of any turn still open. */
+async function recordEnding(core: Core, tx: Transaction, call: CallRow): Promise<void> {
+  const now = call.endedAt!;
+  await tx.update(turns).set({ status: "abandoned", closedAt: now }).where(and(eq(turns.callId, call.callId), eq(turns.status, "open")));
+  const base = { accountId: call.accountId, agentId: call.agentId };
+  await recordEvent(
+    tx,
+    {
+      ...base,
+      type: ENDING_EVENTS[call.status]!,
+      payload: {
+        call_id: call.callId,
+        direction: call.direction,
+        from_number: call.fromNumber,
+        to_number: call.toNumber,
+        status: call.status,
+        is_owner_call: call.isOwnerCall,
+        answered_at: call.answeredAt?.toISOString() ?? null,
+        ended_at: now.toISOString(),
+        duration_seconds: call.durationSeconds,
+        ended_by: call.endedBy,
+        transcript_url: transcriptUrl(core, call.callId),
+      },
+    },
+    now,
+  );
+  if (call.isOwnerCall && call.status === "completed") {
+    // What the owner said is a task for the agent: the human turns are instructions.
+    const transcript = await readTranscript(tx, call.callId);
+    await recordEvent(
+      tx,
+      {
+        ...base,
+        type: "call.owner_task",
+        payload: {
+          call_id: call.callId,
+          from_number: call.fromNumber,
+          instructions: transcript.filter((l) => l.role === "user").map((l) => l.text),
+          transcript,
+          transcript_url: transcriptUrl(core, call.callId),
+        },
+      },
+      now,
+    );
+  }
+}

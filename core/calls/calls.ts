@@ -1,0 +1,45 @@
+import { and, desc, eq } from "drizzle-orm";
+import { loadAgent } from "../agents/agents.js";
+import type { Core } from "../core.js";
+import { calls } from "../db/schema/calls.js";
+import { toPage, type Pagination } from "../schemas/common.js";
+import { loadCall, presentCall, readTranscript } from "./call-records.js";
+import { hangupCall } from "./hangup-call.js";
+import type { CALL_STATUSES } from "./schemas.js";
+
+export async function listCalls(
+  core: Core,
+  accountId: string,
+  query: Pagination & { agent_id?: string | undefined; status?: (typeof CALL_STATUSES)[number] | undefined },
+) {
+  if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
+  const rows = await core.db
+    .select()
+    .from(calls)
+    .where(
+      and(
+        eq(calls.accountId, accountId),
+        query.agent_id ? eq(calls.agentId, query.agent_id) : undefined,
+        query.status ? eq(calls.status, query.status) : undefined,
+      ),
+    )
+    .orderBy(desc(calls.callId))
+    .limit(query.limit + 1)
+    .offset(query.offset);
+  return toPage(rows, query, presentCall);
+}
+
+export async function getCall(core: Core, accountId: string, callId: string) {
+  return presentCall(await loadCall(core.db, accountId, callId));
+}
+
+export async function getTranscript(core: Core, accountId: string, callId: string) {
+  await loadCall(core.db, accountId, callId);
+  return readTranscript(core.db, callId);
+}
+
+/** Hangs up a call at the client's request. Idempotent: an ended call is returned as it is. */
+export async function hangupCallByClient(core: Core, accountId: string, callId: string) {
+  await hangupCall(core, await loadCall(core.db, accountId, callId), "agent");
+  return presentCall(await loadCall(core.db, accountId, callId));
+}

@@ -1,0 +1,62 @@
+import { and, eq } from "drizzle-orm";
+import type { InboundCallDecision } from "../carrier/carrier.js";
+import type { Core } from "../core.js";
+import { agents } from "../db/schema/agents.js";
+import { calls } from "../db/schema/calls.js";
+import { numbers } from "../db/schema/numbers.js";
+import { recordEvent } from "../events/events.js";
+import { newId } from "../ids.js";
+import { resolveVoiceId } from "../voices/account-voice.js";
+import { CALL_STATUS_CHANNEL } from "./call-status.js";
+
+/**
+ * A call arriving on a number: the agent that owns the number answers at once and hears
+ * `call.received`. A number with no agent (or no longer active) is not in service.
+ */
+export async function receiveInboundCall(core: Core, call: { to: string; from: string; carrierRef: string }): Promise<InboundCallDecision> {
+  const now = core.now();
+  const decision = await core.db.transaction(async (tx): Promise<InboundCallDecision> => {
+    const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, call.to), eq(numbers.status, "active")));
+    if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
+    const [agent] = await tx.select().from(agents).where(eq(agents.agentId, number.agentId));
+    const isOwnerCall = agent!.ownerNumber !== null && agent!.ownerNumber === call.from;
+    const callId = newId("call");
+    await tx.insert(calls).values({
+      callId,
+      accountId: number.accountId,
+      agentId: number.agentId,
+      numberId: number.numberId,
+      direction: "inbound",
+      fromNumber: call.from,
+      toNumber: call.to,
+      status: "in-progress",
+      isOwnerCall,
+      voiceId: await resolveVoiceId(tx, number.accountId, agent!.voiceId),
+      carrierRef: call.carrierRef,
+      answeredAt: now,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await recordEvent(
+      tx,
+      {
+        accountId: number.accountId,
+        agentId: number.agentId,
+        type: "call.received",
+        payload: {
+          call_id: callId,
+          direction: "inbound",
+          from_number: call.from,
+          to_number: call.to,
+          number_id: number.numberId,
+          is_owner_call: isOwnerCall,
+          answered_at: now.toISOString(),
+        },
+      },
+      now,
+    );
+    return { accepted: true, callId };
+  });
+  if (decision.accepted) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: decision.callId, status: "in-progress" });
+  return decision;
+}

@@ -1,0 +1,53 @@
+import { and, asc, eq } from "drizzle-orm";
+import { loadAgent } from "../agents/agents.js";
+import type { Core } from "../core.js";
+import { calls } from "../db/schema/calls.js";
+import { numbers } from "../db/schema/numbers.js";
+import { AppError } from "../errors.js";
+import { newId } from "../ids.js";
+import { resolveVoiceId } from "../voices/account-voice.js";
+import { applyCallStatus } from "./call-status.js";
+import { loadCall, presentCall } from "./call-records.js";
+
+/**
+ * Places an outbound call from the agent's number (its oldest active one). The call is recorded
+ * as queued before the carrier is asked, so its progress reports always find it.
+ */
+export async function placeCall(core: Core, accountId: string, input: { agent_id: string; to_number: string }) {
+  const call = await core.db.transaction(async (tx) => {
+    const agent = await loadAgent(tx, accountId, input.agent_id);
+    const [number] = await tx
+      .select()
+      .from(numbers)
+      .where(and(eq(numbers.agentId, agent.agentId), eq(numbers.status, "active")))
+      .orderBy(asc(numbers.numberId))
+      .limit(1);
+    if (!number) {
+      throw new AppError("no_active_number", `Agent ${agent.agentId} has no active phone number. Buy one with POST /v1/numbers, then place the call.`);
+    }
+    const [row] = await tx
+      .insert(calls)
+      .values({
+        callId: newId("call"),
+        accountId,
+        agentId: agent.agentId,
+        numberId: number.numberId,
+        direction: "outbound",
+        fromNumber: number.phoneNumber,
+        toNumber: input.to_number,
+        status: "queued",
+        voiceId: await resolveVoiceId(tx, accountId, agent.voiceId),
+      })
+      .returning();
+    return row!;
+  });
+
+  try {
+    const { carrierRef } = await core.carrier.placeCall({ callId: call.callId, from: call.fromNumber, to: call.toNumber, voiceId: call.voiceId });
+    await core.db.update(calls).set({ carrierRef }).where(eq(calls.callId, call.callId));
+  } catch (error) {
+    core.logger.error({ err: error, call_id: call.callId }, "carrier refused the call");
+    await applyCallStatus(core, call.callId, "failed", "carrier");
+  }
+  return presentCall(await loadCall(core.db, accountId, call.callId));
+}

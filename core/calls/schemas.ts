@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { Pagination, PhoneNumber, Timestamp } from "../schemas/common.js";
+
+export const CALL_STATUSES = ["queued", "ringing", "in-progress", "completed", "busy", "no-answer", "failed", "canceled"] as const;
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "busy", "no-answer", "failed", "canceled"]);
+
+export const Call = z
+  .object({
+    call_id: z.string().meta({ example: "call_01jdz3k7q8m9x2v4b6n8p0r2t4" }),
+    agent_id: z.string(),
+    number_id: z.string().nullable().meta({ description: "The agent's number the call used" }),
+    direction: z.enum(["inbound", "outbound"]),
+    from_number: PhoneNumber,
+    to_number: PhoneNumber,
+    status: z.enum(CALL_STATUSES).meta({ description: "Twilio's vocabulary" }),
+    is_owner_call: z.boolean().meta({ description: "True when the agent's owner_number called" }),
+    voice_id: z.string().meta({ description: "The voice preset in effect for this call" }),
+    ended_by: z.enum(["agent", "caller", "carrier", "service"]).nullable(),
+    created_at: Timestamp,
+    answered_at: Timestamp.nullable(),
+    ended_at: Timestamp.nullable(),
+    duration_seconds: z.number().int().nullable().meta({ description: "Seconds from answer to end; null while live" }),
+  })
+  .meta({ id: "Call" });
+export type Call = z.infer<typeof Call>;
+
+export const PlaceCallBody = z
+  .strictObject({
+    agent_id: z.string().min(1),
+    to_number: PhoneNumber.meta({
+      description: "E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 rings until hung up.",
+    }),
+  })
+  .meta({ id: "PlaceCallRequest" });
+
+export const ListCallsQuery = Pagination.extend({
+  agent_id: z.string().optional(),
+  status: z.enum(CALL_STATUSES).optional(),
+});
+
+export const CallIdParams = z.object({ call_id: z.string() });
+
+export const TranscriptEntry = z
+  .object({ role: z.enum(["user", "assistant"]), text: z.string(), timestamp: Timestamp })
+  .meta({ id: "TranscriptEntry" });
+
+export const Transcript = z.array(TranscriptEntry).meta({ id: "Transcript", description: "The call's lines in order" });
+
+/** Context pushes are spoken, so they are kept to what fits a turn of speech. */
+export const MAX_SPOKEN_TEXT = 4000;
+
+export const ContextPushBody = z
+  .strictObject({
+    text: z.string().trim().min(1).max(MAX_SPOKEN_TEXT).meta({ description: "What the agent says to the caller" }),
+    final: z.boolean().default(true).meta({ description: "false: an interim line; the turn stays open for the final answer" }),
+    end_call: z.boolean().default(false).meta({ description: "Hang up after speaking" }),
+  })
+  .meta({ id: "ContextPush" });
+
+export const ContextPushQuery = z.strictObject({ turn_id: z.string().min(1).meta({ description: "The turn_id of the call.utterance event, exactly" }) });
+
+export const ContextPushResult = z
+  .object({
+    call_id: z.string(),
+    turn_id: z.string(),
+    turn_status: z.enum(["open", "answered"]).meta({ description: "open after an interim line, answered after the final one" }),
+    spoken_at: Timestamp,
+    call_ending: z.boolean(),
+  })
+  .meta({ id: "ContextPushResult" });

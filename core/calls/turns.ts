@@ -1,0 +1,83 @@
+import { and, eq, isNull } from "drizzle-orm";
+import type { Core } from "../core.js";
+import { calls } from "../db/schema/calls.js";
+import { transcriptEntries } from "../db/schema/transcript-entries.js";
+import { turns } from "../db/schema/turns.js";
+import { AppError } from "../errors.js";
+import { newId } from "../ids.js";
+import { recordEvent } from "../events/events.js";
+import { readTranscript } from "./call-records.js";
+import { pushTokenFor } from "./push-token.js";
+
+/** One key per call, for the runtime to keep the call's conversation in one session. */
+export function sessionKey(agentId: string, callId: string): string {
+  return `agentline:${agentId}:${callId}`;
+}
+
+/**
+ * A finished caller utterance: opens a turn and emits `call.utterance`, in one transaction. The
+ * call row is locked, so utterances and context pushes on one call are applied one at a time;
+ * the turn that was open becomes stale (its answer would now be out of date).
+ */
+export async function openTurn(core: Core, callId: string, text: string, input: "speech" | "dtmf"): Promise<{ turnId: string }> {
+  const now = core.now();
+  return core.db.transaction(async (tx) => {
+    const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+    if (!call || call.status !== "in-progress") {
+      throw new AppError("call_not_in_progress", `Call ${callId} is ${call ? call.status : "unknown"}; the far party can speak only on a connected call.`);
+    }
+    await tx.update(turns).set({ status: "stale", closedAt: now }).where(and(eq(turns.callId, callId), eq(turns.status, "open")));
+    const turnId = newId("turn");
+    await tx.insert(turns).values({ turnId, callId, text, input, openedAt: now });
+    await tx.insert(transcriptEntries).values({ callId, role: "user", text, turnId, createdAt: now });
+    await recordEvent(
+      tx,
+      {
+        accountId: call.accountId,
+        agentId: call.agentId,
+        type: "call.utterance",
+        payload: { call_id: callId, turn_id: turnId, text, input, from_number: call.fromNumber, to_number: call.toNumber, is_owner_call: call.isOwnerCall },
+        extras: {
+          call_id: callId,
+          turn_id: turnId,
+          session_key: sessionKey(call.agentId, callId),
+          conversation: await readTranscript(tx, callId),
+          push_context_url: `${core.baseUrl}/v1/calls/${callId}/context?turn_id=${turnId}`,
+          push_token: pushTokenFor(core, callId),
+        },
+      },
+      now,
+    );
+    return { turnId };
+  });
+}
+
+/** The caller spoke over the agent: the open turn is cancelled and its answer refused. */
+export async function cancelOpenTurn(core: Core, callId: string): Promise<string | null> {
+  const [cancelled] = await core.db
+    .update(turns)
+    .set({ status: "cancelled", closedAt: core.now() })
+    .where(and(eq(turns.callId, callId), eq(turns.status, "open")))
+    .returning({ turnId: turns.turnId });
+  return cancelled?.turnId ?? null;
+}
+
+/**
+ * The turn went unanswered for the turn timeout: claim the one filler it may have (the update
+ * succeeds at most once per turn, whichever process tries) and record it. Returns the text to
+ * speak, or null when the turn was answered, closed or already filled.
+ */
+export async function claimFiller(core: Core, callId: string, turnId: string): Promise<string | null> {
+  const now = core.now();
+  return core.db.transaction(async (tx) => {
+    const [claimed] = await tx
+      .update(turns)
+      .set({ fillerSpokenAt: now })
+      .where(and(eq(turns.turnId, turnId), eq(turns.status, "open"), isNull(turns.fillerSpokenAt)))
+      .returning({ turnId: turns.turnId });
+    if (!claimed) return null;
+    const text = core.config.turnFillerText;
+    await tx.insert(transcriptEntries).values({ callId, role: "assistant", text, turnId, createdAt: now });
+    return text;
+  });
+}

@@ -1,0 +1,34 @@
+import { boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { timestamps, timestamptz } from "../columns.js";
+import { accountIdColumn, agentIdColumn } from "../ownership.js";
+import { accounts } from "./accounts.js";
+import { agents } from "./agents.js";
+
+export type CallStatus = "queued" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
+
+/** A voice call, inbound or outbound. Status in Twilio's vocabulary. Deleted with its agent. */
+export const calls = pgTable(
+  "calls",
+  {
+    callId: text("call_id").primaryKey(),
+    accountId: accountIdColumn(),
+    agentId: agentIdColumn(),
+    /** The agent's number the call was placed from or arrived on (kept even if later released). */
+    numberId: text("number_id"),
+    direction: text("direction").$type<"inbound" | "outbound">().notNull(),
+    fromNumber: text("from_number").notNull(),
+    toNumber: text("to_number").notNull(),
+    status: text("status").$type<CallStatus>().notNull(),
+    isOwnerCall: boolean("is_owner_call").notNull().default(false),
+    /** The voice preset in effect when the call started. */
+    voiceId: text("voice_id").notNull(),
+    carrierRef: text("carrier_ref"),
+    /** Who ended it: `agent` (API hangup or end_call), `caller`, `carrier` or `service`. */
+    endedBy: text("ended_by"),
+    answeredAt: timestamptz("answered_at"),
+    endedAt: timestamptz("ended_at"),
+    durationSeconds: integer("duration_seconds"),
+    ...timestamps,
+  },
+  (t) => [index("calls_account_idx").on(t.accountId, t.callId), index("calls_agent_idx").on(t.agentId, t.callId)],
+);

@@ -1,0 +1,26 @@
+import { index, pgTable, text } from "drizzle-orm/pg-core";
+import { timestamptz } from "../columns.js";
+import { accountIdColumn, agentIdColumn } from "../ownership.js";
+import { accounts } from "./accounts.js";
+import { agents } from "./agents.js";
+import { conversations } from "./conversations.js";
+
+/** A text message received on an agent's number. The body is untrusted data, stored as it came. */
+export const messages = pgTable(
+  "messages",
+  {
+    messageId: text("message_id").primaryKey(),
+    accountId: accountIdColumn(),
+    agentId: agentIdColumn(),
+    conversationId: text("conversation_id")
+      .notNull()
+      .references(() => conversations.conversationId, { onDelete: "cascade" }),
+    numberId: text("number_id"),
+    direction: text("direction").$type<"inbound" | "outbound">().notNull(),
+    fromNumber: text("from_number").notNull(),
+    toNumber: text("to_number").notNull(),
+    text: text("text").notNull(),
+    createdAt: timestamptz("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("messages_account_idx").on(t.accountId, t.messageId), index("messages_conversation_idx").on(t.conversationId, t.messageId)],
+);

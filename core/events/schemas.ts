@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { Pagination, Timestamp } from "../schemas/common.js";
+
+/** Every event type (the spec's Events table). */
+export const EVENT_TYPES = [
+  "call.received",
+  "call.utterance",
+  "call.completed",
+  "call.owner_task",
+  "call.failed",
+  "call.busy",
+  "call.no-answer",
+  "call.canceled",
+  "sms.received",
+  "webhook.test",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const TranscriptLine = z.object({ role: z.enum(["user", "assistant"]), text: z.string(), timestamp: Timestamp });
+
+/** The envelope every event is delivered in; `call.utterance` adds the live-turn fields. */
+export const EventEnvelope = z
+  .object({
+    event_id: z.string().meta({ description: "evt_...; deduplicate on it" }),
+    agent_id: z.string(),
+    account_id: z.string(),
+    event_type: z.enum(EVENT_TYPES),
+    created_at: Timestamp,
+    payload: z.record(z.string(), z.unknown()).meta({ description: "Type-specific content; see docs/events.md" }),
+    call_id: z.string().optional().meta({ description: "call.utterance only" }),
+    turn_id: z.string().optional().meta({ description: "call.utterance only: echo it exactly when pushing context" }),
+    session_key: z.string().optional().meta({ description: "call.utterance only: one key per call, for the runtime's session" }),
+    conversation: z.array(TranscriptLine).optional().meta({ description: "call.utterance only: the call so far, this utterance last" }),
+    push_context_url: z.string().optional().meta({ description: "call.utterance only: where to POST the answer" }),
+    push_token: z.string().optional().meta({ description: "call.utterance only: Bearer token for push_context_url, good for this call until it ends" }),
+  })
+  .meta({ id: "Event" });
+export type EventEnvelope = z.infer<typeof EventEnvelope>;
+
+export const PollEventsQuery = z
+  .strictObject({
+    agent_id: z.string().optional().meta({ description: "Only this agent's events" }),
+    event_type: z.enum(EVENT_TYPES).optional().meta({ description: "Only events of this type; others stay pending" }),
+    limit: Pagination.shape.limit,
+  })
+  .meta({ id: "PollEventsQuery" });
+
+export const PeekEventsQuery = z.strictObject({
+  agent_id: z.string().optional().meta({ description: "Only this agent's events" }),
+  limit: Pagination.shape.limit,
+});
+
+export const EventBatch = z
+  .object({ data: z.array(EventEnvelope), limit: z.number().int(), has_more: z.boolean() })
+  .meta({ id: "EventBatch", description: "Pending events, oldest first" });

@@ -1,0 +1,61 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { InboundSmsDecision } from "../carrier/carrier.js";
+import type { Core } from "../core.js";
+import { conversations } from "../db/schema/conversations.js";
+import { messages } from "../db/schema/messages.js";
+import { numbers } from "../db/schema/numbers.js";
+import { recordEvent } from "../events/events.js";
+import { newId } from "../ids.js";
+
+/**
+ * A text arriving on a number: stored in the thread of the agent and the sender, and announced
+ * as `sms.received`, in one transaction. The body is stored and delivered byte for byte as it
+ * came; nothing in the service reads meaning into it.
+ */
+export async function receiveInboundSms(core: Core, sms: { to: string; from: string; text: string }): Promise<InboundSmsDecision> {
+  const now = core.now();
+  return core.db.transaction(async (tx): Promise<InboundSmsDecision> => {
+    const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, sms.to), eq(numbers.status, "active")));
+    if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
+    const [conversation] = await tx
+      .insert(conversations)
+      .values({ conversationId: newId("conv"), accountId: number.accountId, agentId: number.agentId, remoteNumber: sms.from, messageCount: 1, lastMessageAt: now, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({
+        target: [conversations.agentId, conversations.remoteNumber],
+        set: { messageCount: sql`${conversations.messageCount} + 1`, lastMessageAt: now, updatedAt: now },
+      })
+      .returning({ conversationId: conversations.conversationId });
+    const messageId = newId("msg");
+    await tx.insert(messages).values({
+      messageId,
+      accountId: number.accountId,
+      agentId: number.agentId,
+      conversationId: conversation!.conversationId,
+      numberId: number.numberId,
+      direction: "inbound",
+      fromNumber: sms.from,
+      toNumber: sms.to,
+      text: sms.text,
+      createdAt: now,
+    });
+    await recordEvent(
+      tx,
+      {
+        accountId: number.accountId,
+        agentId: number.agentId,
+        type: "sms.received",
+        payload: {
+          message_id: messageId,
+          conversation_id: conversation!.conversationId,
+          number_id: number.numberId,
+          from_number: sms.from,
+          to_number: sms.to,
+          text: sms.text,
+          received_at: now.toISOString(),
+        },
+      },
+      now,
+    );
+    return { accepted: true, messageId };
+  });
+}

@@ -1,0 +1,170 @@
+import { and, desc, eq } from "drizzle-orm";
+import { parsePhoneNumberFromString } from "libphonenumber-js/max";
+import { loadAgent } from "../agents/agents.js";
+import { CarrierRefusal } from "../carrier/carrier.js";
+import type { Core } from "../core.js";
+import type { Executor } from "../db/database.js";
+import { numbers } from "../db/schema/numbers.js";
+import { AppError, notFound } from "../errors.js";
+import { newId } from "../ids.js";
+import { toPage, type Pagination } from "../schemas/common.js";
+import type { BuyNumberBody, PhoneNumberRecord } from "./schemas.js";
+
+type NumberRow = typeof numbers.$inferSelect;
+
+export function presentNumber(row: NumberRow): PhoneNumberRecord {
+  return {
+    number_id: row.numberId,
+    phone_number: row.phoneNumber,
+    agent_id: row.agentId,
+    country: row.country,
+    number_type: row.numberType,
+    status: row.status,
+    source: row.source,
+    created_at: row.createdAt.toISOString(),
+    released_at: row.releasedAt?.toISOString() ?? null,
+  };
+}
+
+/** The account's number row, or a 404 for a missing or foreign id. */
+export async function loadNumber(db: Executor, accountId: string, numberId: string): Promise<NumberRow> {
+  const [row] = await db.select().from(numbers).where(and(eq(numbers.numberId, numberId), eq(numbers.accountId, accountId)));
+  if (!row) throw notFound("number", numberId);
+  return row;
+}
+
+/** A carrier refusal the client can act on becomes a 4xx. */
+function refusalToError(error: unknown): never {
+  if (error instanceof CarrierRefusal) {
+    if (error.reason === "no_numbers_available") throw new AppError("no_numbers_available", error.message);
+    throw new AppError("validation_error", `The request cannot be served: ${error.message}.`, {
+      errors: [{ field: error.message.startsWith("area_code") ? "area_code" : "country", message: error.message }],
+    });
+  }
+  throw error;
+}
+
+async function isTaken(db: Executor, phoneNumber: string): Promise<boolean> {
+  const [row] = await db.select({ numberId: numbers.numberId }).from(numbers).where(eq(numbers.phoneNumber, phoneNumber));
+  return row !== undefined;
+}
+
+/** Buys a number from the carrier for one of the account's agents. */
+export async function buyNumber(core: Core, accountId: string, input: BuyNumberBody): Promise<PhoneNumberRecord> {
+  await loadAgent(core.db, accountId, input.agent_id);
+  // Two concurrent purchases can be offered the same free sandbox number; the unique index
+  // lets one have it and the other asks the carrier again.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const bought = await core.carrier
+      .buyNumber({ country: input.country, numberType: input.number_type, areaCode: input.area_code }, (n) => isTaken(core.db, n))
+      .catch(refusalToError);
+    const [row] = await core.db
+      .insert(numbers)
+      .values({
+        numberId: newId("num"),
+        accountId,
+        agentId: input.agent_id,
+        phoneNumber: bought.phoneNumber,
+        country: input.country,
+        numberType: input.number_type,
+        source: "purchased",
+        carrierRef: bought.carrierRef,
+      })
+      .onConflictDoNothing({ target: numbers.phoneNumber })
+      .returning();
+    if (row) return presentNumber(row);
+  }
+  throw new AppError("no_numbers_available", "No free number could be reserved; try again or choose another area code.");
+}
+
+/** Country and kind of a number bought elsewhere, as far as its digits tell. */
+function describeNumber(phoneNumber: string): { country: string; numberType: "local" | "toll_free" | "mobile" } {
+  const parsed = parsePhoneNumberFromString(phoneNumber);
+  const type = parsed?.getType();
+  return {
+    country: parsed?.country ?? "ZZ",
+    numberType: type === "TOLL_FREE" ? "toll_free" : type === "MOBILE" ? "mobile" : "local",
+  };
+}
+
+export async function listNumbers(
+  core: Core,
+  accountId: string,
+  query: Pagination & { agent_id?: string | undefined; status?: "active" | "released" | undefined },
+) {
+  if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
+  const rows = await core.db
+    .select()
+    .from(numbers)
+    .where(
+      and(
+        eq(numbers.accountId, accountId),
+        eq(numbers.status, query.status ?? "active"),
+        query.agent_id ? eq(numbers.agentId, query.agent_id) : undefined,
+      ),
+    )
+    .orderBy(desc(numbers.numberId))
+    .limit(query.limit + 1)
+    .offset(query.offset);
+  return toPage(rows, query, presentNumber);
+}
+
+export async function getNumber(core: Core, accountId: string, numberId: string): Promise<PhoneNumberRecord> {
+  return presentNumber(await loadNumber(core.db, accountId, numberId));
+}
+
+function releasedError(row: NumberRow): AppError {
+  return new AppError("number_released", `Number ${row.phoneNumber} was released on ${row.releasedAt?.toISOString()}; releasing is permanent.`);
+}
+
+/** Moves an active number to another of the account's agents. */
+export async function reassignNumber(core: Core, accountId: string, numberId: string, agentId: string): Promise<PhoneNumberRecord> {
+  const row = await loadNumber(core.db, accountId, numberId);
+  await loadAgent(core.db, accountId, agentId);
+  const [updated] = await core.db
+    .update(numbers)
+    .set({ agentId, updatedAt: core.now() })
+    .where(and(eq(numbers.numberId, numberId), eq(numbers.status, "active")))
+    .returning();
+  if (!updated) throw releasedError(row);
+  return presentNumber(updated);
+}
+
+/** Attaches a number bought elsewhere. A number the service has ever held cannot be attached. */
+export async function attachNumber(core: Core, accountId: string, input: { phone_number: string; agent_id: string }): Promise<PhoneNumberRecord> {
+  await loadAgent(core.db, accountId, input.agent_id);
+  const inUse = () => new AppError("number_in_use", `${input.phone_number} is already on the service or was released from it; released numbers are never reused.`);
+  if (await isTaken(core.db, input.phone_number)) throw inUse();
+  const attached = await core.carrier.attachNumber(input.phone_number).catch(refusalToError);
+  const { country, numberType } = describeNumber(input.phone_number);
+  const [row] = await core.db
+    .insert(numbers)
+    .values({
+      numberId: newId("num"),
+      accountId,
+      agentId: input.agent_id,
+      phoneNumber: input.phone_number,
+      country,
+      numberType,
+      source: "attached",
+      carrierRef: attached.carrierRef,
+    })
+    .onConflictDoNothing({ target: numbers.phoneNumber })
+    .returning();
+  if (!row) throw inUse();
+  return presentNumber(row);
+}
+
+/** Releases a number for good: it stays listed as released and is never sold again. */
+export async function releaseNumber(core: Core, accountId: string, numberId: string): Promise<PhoneNumberRecord> {
+  const row = await loadNumber(core.db, accountId, numberId);
+  const now = core.now();
+  const [released] = await core.db
+    .update(numbers)
+    .set({ status: "released", releasedAt: now, updatedAt: now })
+    .where(and(eq(numbers.numberId, numberId), eq(numbers.status, "active")))
+    .returning();
+  if (!released) throw releasedError(row);
+  await core.carrier.releaseNumber({ phoneNumber: released.phoneNumber, carrierRef: released.carrierRef });
+  return presentNumber(released);
+}

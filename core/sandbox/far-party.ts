@@ -1,0 +1,71 @@
+import { and, eq } from "drizzle-orm";
+import { loadCall, presentCall } from "../calls/call-records.js";
+import { SandboxCarrier } from "../carrier/sandbox-carrier.js";
+import type { Core } from "../core.js";
+import { numbers } from "../db/schema/numbers.js";
+import { AppError, notFound } from "../errors.js";
+
+/**
+ * The sandbox's far party, scoped to the caller's own account: a client can ring, text and speak
+ * only to its own numbers and calls. Another account's number or call is a 404, as ever.
+ */
+function sandbox(core: Core): SandboxCarrier {
+  if (!(core.carrier instanceof SandboxCarrier)) throw new AppError("not_found", "The sandbox is available only with CARRIER=sandbox.");
+  return core.carrier;
+}
+
+const notInService = (to: string) =>
+  new AppError("number_not_in_service", `The number you have dialed, ${to}, is not in service: no agent answers it. Reassign it to an agent first.`);
+
+async function ownActiveNumber(core: Core, accountId: string, phoneNumber: string) {
+  const [row] = await core.db
+    .select()
+    .from(numbers)
+    .where(and(eq(numbers.phoneNumber, phoneNumber), eq(numbers.accountId, accountId), eq(numbers.status, "active")));
+  if (!row) throw notFound("active number", phoneNumber);
+  if (!row.agentId) throw notInService(phoneNumber);
+  return row;
+}
+
+/** Someone calls one of the account's numbers; its agent answers. */
+export async function ringInbound(core: Core, accountId: string, input: { to_number: string; from_number: string }) {
+  await ownActiveNumber(core, accountId, input.to_number);
+  const decision = await sandbox(core).ringInbound({ to: input.to_number, from: input.from_number });
+  if (!decision.accepted) throw notInService(input.to_number);
+  return { call_id: decision.callId };
+}
+
+/** The far party of one of the account's calls finishes a turn of speech. */
+export async function farPartySays(core: Core, accountId: string, callId: string, text: string) {
+  await loadCall(core.db, accountId, callId);
+  const { turnId } = await sandbox(core).farParty.say(callId, text);
+  return { turn_id: turnId };
+}
+
+/** The far party hangs up. */
+export async function farPartyHangsUp(core: Core, accountId: string, callId: string) {
+  await loadCall(core.db, accountId, callId);
+  await sandbox(core).farParty.hangup(callId);
+  return presentCall(await loadCall(core.db, accountId, callId));
+}
+
+/** Someone texts one of the account's numbers. */
+export async function textInbound(core: Core, accountId: string, input: { to_number: string; from_number: string; text: string }) {
+  await ownActiveNumber(core, accountId, input.to_number);
+  const decision = await sandbox(core).deliverSms({ to: input.to_number, from: input.from_number, text: input.text });
+  if (!decision.accepted) throw notInService(input.to_number);
+  return { message_id: decision.messageId };
+}
+
+/** The far party talks over the agent: the open turn is cancelled. */
+export async function farPartyInterrupts(core: Core, accountId: string, callId: string) {
+  await loadCall(core.db, accountId, callId);
+  await sandbox(core).farParty.interrupt(callId);
+}
+
+/** The far party presses keys: a turn whose text is the digits. */
+export async function farPartyPressesKeys(core: Core, accountId: string, callId: string, digits: string) {
+  await loadCall(core.db, accountId, callId);
+  const { turnId } = await sandbox(core).farParty.pressKeys(callId, digits);
+  return { turn_id: turnId };
+}

@@ -1,0 +1,96 @@
+import { getCall, getTranscript, hangupCallByClient, listCalls } from "../../core/calls/calls.js";
+import { placeCall } from "../../core/calls/place-call.js";
+import { pushContext } from "../../core/calls/push-context.js";
+import { Call, CallIdParams, ContextPushBody, ContextPushQuery, ContextPushResult, ListCallsQuery, PlaceCallBody, Transcript } from "../../core/calls/schemas.js";
+import { listOf } from "../../core/schemas/common.js";
+import { defineRoute } from "../http/route.js";
+
+const tags = ["Calls"];
+
+export const callRoutes = [
+  defineRoute({
+    operationId: "placeCall",
+    method: "post",
+    path: "/v1/calls",
+    summary: "Place a call",
+    description: "Calls `to_number` from the agent's number. An agent with no active number gets 400 `no_active_number`.",
+    tags,
+    auth: "api_key",
+    body: PlaceCallBody,
+    response: { status: 201, description: "The call, with its status so far", schema: Call },
+    errors: [404],
+    handler: ({ core, auth, body }) => placeCall(core, auth.accountId, body),
+  }),
+  defineRoute({
+    operationId: "listCalls",
+    method: "get",
+    path: "/v1/calls",
+    summary: "List calls",
+    description: "Newest first.",
+    tags,
+    auth: "api_key",
+    query: ListCallsQuery,
+    response: { status: 200, description: "A page of calls", schema: listOf(Call).meta({ id: "CallList" }) },
+    errors: [404],
+    handler: ({ core, auth, query }) => listCalls(core, auth.accountId, query),
+  }),
+  defineRoute({
+    operationId: "getCall",
+    method: "get",
+    path: "/v1/calls/{call_id}",
+    summary: "Get a call",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    response: { status: 200, description: "The call", schema: Call },
+    handler: ({ core, auth, params }) => getCall(core, auth.accountId, params.call_id),
+  }),
+  defineRoute({
+    operationId: "getTranscript",
+    method: "get",
+    path: "/v1/calls/{call_id}/transcript",
+    summary: "Get a call's transcript",
+    description: "A bare array of `{role, text, timestamp}`, in the order spoken.",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    response: { status: 200, description: "The transcript", schema: Transcript },
+    handler: ({ core, auth, params }) => getTranscript(core, auth.accountId, params.call_id),
+  }),
+  defineRoute({
+    operationId: "hangupCall",
+    method: "post",
+    path: "/v1/calls/{call_id}/hangup",
+    summary: "Hang up a call",
+    description: "A connected call becomes `completed`, a ringing one `canceled`. Hanging up an ended call returns it unchanged.",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    response: { status: 200, description: "The call after hanging up", schema: Call },
+    handler: ({ core, auth, params }) => hangupCallByClient(core, auth.accountId, params.call_id),
+  }),
+  defineRoute({
+    operationId: "pushContext",
+    method: "post",
+    path: "/v1/calls/{call_id}/context",
+    summary: "Answer a live caller turn",
+    description:
+      "Speaks `text` to the caller and adds it to the transcript. Authorized by the event's `push_token` or an API key. " +
+      "409 `turn_stale` (the caller spoke again), `turn_cancelled` (the caller interrupted) or `turn_answered`: discard the answer. 410 `call_ended`: abandon the work.",
+    tags,
+    auth: "api_key_or_push_token",
+    params: CallIdParams,
+    query: ContextPushQuery,
+    body: ContextPushBody,
+    response: { status: 200, description: "Spoken", schema: ContextPushResult },
+    errors: [409, 410],
+    handler: ({ core, auth, params, query, body }) =>
+      pushContext(core, auth.kind === "push_token" ? { pushToken: auth.token } : { accountId: auth.accountId }, {
+        callId: params.call_id,
+        turnId: query.turn_id,
+        text: body.text,
+        final: body.final,
+        endCall: body.end_call,
+      }),
+  }),
+];
