@@ -31,6 +31,11 @@ describe("loadConfig", () => {
     });
   });
 
+  it("reads retry schedules as lists of durations", () => {
+    expect(loadConfig({}).webhookRetryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "10ms, 2s,1m,1h" }).webhookRetryScheduleMs).toEqual([10, 2_000, 60_000, 3_600_000]);
+  });
+
   it("treats empty strings as unset", () => {
     expect(loadConfig({ PORT: "", DATABASE_URL: "" })).toMatchObject({ port: 8080, databaseUrl: undefined });
   });
@@ -48,6 +53,8 @@ describe("loadConfig", () => {
     ["SIGNUP_CREDIT_USD", "-1"],
     ["LOG_LEVEL", "loud"],
     ["TURN_TIMEOUT_MS", "5"],
+    ["WEBHOOK_RETRY_SCHEDULE", "5s,soon"],
+    ["RELAY_WINDOW", "0"],
   ])("stops with one line naming %s=%s", (name, value) => {
     let error: unknown;
     try {

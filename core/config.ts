@@ -7,6 +7,21 @@ const flag = z
   })
   .transform((v) => ["1", "true", "yes", "on"].includes(v));
 
+/** A duration such as 250ms, 5s, 30m, 2h. */
+const DURATION = /^(\d+)(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+
+/** A comma-separated list of durations, e.g. "5s,5m,30m": the waits before each retry. */
+const schedule = z
+  .string()
+  .refine((v) => v.split(",").every((part) => DURATION.test(part.trim())), "expected durations such as 5s,5m,30m (units ms, s, m, h)")
+  .transform((v) =>
+    v.split(",").map((part) => {
+      const [, amount, unit] = DURATION.exec(part.trim())!;
+      return Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
+    }),
+  );
+
 const usd = z
   .string()
   .regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a dollar amount such as 5.00 (at most 6 decimals)");
@@ -31,6 +46,13 @@ const EnvSchema = z.object({
   TRUST_PROXY: z.string().min(1).optional(),
   TURN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   TURN_FILLER_TEXT: z.string().min(1).max(200).default("One moment, please."),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  // Svix's schedule: eight attempts over about 27 hours.
+  WEBHOOK_RETRY_SCHEDULE: schedule.prefault(["5s", "5m", "30m", "2h", "5h", "10h", "10h"].join(",")),
+  WEBHOOK_LIVE_RETRY_SCHEDULE: schedule.prefault("250ms,1s"),
+  RELAY_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  RELAY_WINDOW: z.coerce.number().int().min(1).max(10_000).default(100),
+  RELAY_PING_MS: z.coerce.number().int().min(100).max(300_000).default(25_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -56,6 +78,16 @@ export interface Config {
   /** How long a caller turn waits for an answer before the filler line is spoken. */
   turnTimeoutMs: number;
   turnFillerText: string;
+  webhookTimeoutMs: number;
+  /** Waits before each retry of a webhook delivery; its length is the number of retries. */
+  webhookRetryScheduleMs: number[];
+  /** The same for live-turn messages: a few fast retries, then the turn is given up. */
+  webhookLiveRetryScheduleMs: number[];
+  /** How long the relay waits for an ack before sending an event again. */
+  relayAckTimeoutMs: number;
+  /** How many unacknowledged events one relay socket may have in flight. */
+  relayWindow: number;
+  relayPingMs: number;
 }
 
 /** Raised when the environment is invalid; its message is one line naming the variable. */
@@ -92,6 +124,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     turnTimeoutMs: e.TURN_TIMEOUT_MS,
     turnFillerText: e.TURN_FILLER_TEXT,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+    webhookLiveRetryScheduleMs: e.WEBHOOK_LIVE_RETRY_SCHEDULE,
+    relayAckTimeoutMs: e.RELAY_ACK_TIMEOUT_MS,
+    relayWindow: e.RELAY_WINDOW,
+    relayPingMs: e.RELAY_PING_MS,
   };
 }
 

@@ -1,13 +1,16 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { createLocalBus, type Bus } from "./bus.js";
+import { createPostgresBus } from "./bus-postgres.js";
 import { CallEngine } from "./calls/call-engine.js";
 import type { Carrier } from "./carrier/carrier.js";
 import { SandboxCarrier } from "./carrier/sandbox-carrier.js";
 import type { Config } from "./config.js";
+import { newId } from "./ids.js";
 import { openDatabase, type Database, type DatabaseHandle } from "./db/database.js";
 import type { Logger } from "./logger.js";
 import { createMailer, type Mailer } from "./mail/mailer.js";
 import { loadServerSecrets, type ServerSecrets } from "./secrets.js";
+import { DeliveryWorker } from "./webhooks/worker.js";
 
 /** Everything core operations need, built once per process and passed down. */
 export interface Core {
@@ -24,6 +27,10 @@ export interface Core {
   calls: CallEngine;
   /** The public base URL, for links in events; set once the server knows where it listens. */
   baseUrl: string;
+  /** This process, among those sharing the database (relay sessions record their holder). */
+  processId: string;
+  /** Delivers webhook jobs (started unless `deliverWebhooks: false`). */
+  webhooks: DeliveryWorker;
   /** The clock; tests may replace it to move time. */
   now(): Date;
   /** Closes what the core opened (the database, the mail transport). */
@@ -35,15 +42,24 @@ export interface CreateCoreOptions {
   /** A ready PGlite instead of opening DATA_DIR (tests). */
   pglite?: PGlite;
   mailer?: Mailer;
+  /** Run a webhook delivery worker in this process (default true). */
+  deliverWebhooks?: boolean;
 }
 
 /** Opens the database (migrating it), loads the server secret and wires the core services. */
 export async function createCore(config: Config, options: CreateCoreOptions): Promise<Core> {
   const { logger } = options;
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pglite: options.pglite, logger });
-  const secrets = await loadServerSecrets(database.db, config.secretKey);
+  let secrets: ServerSecrets;
+  let bus: Bus;
+  try {
+    secrets = await loadServerSecrets(database.db, config.secretKey);
+    bus = database.postgresClient ? await createPostgresBus({ client: database.postgresClient, db: database.db, logger }) : createLocalBus(logger);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const mailer = options.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
-  const bus = createLocalBus();
   const carrier = new SandboxCarrier(bus);
   const core: Core = {
     config,
@@ -55,9 +71,12 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     bus,
     carrier,
     calls: undefined as unknown as CallEngine,
+    webhooks: undefined as unknown as DeliveryWorker,
     baseUrl: config.baseUrl ?? `http://localhost:${config.port}`,
+    processId: newId("sess"),
     now: () => new Date(),
     async close() {
+      await core.webhooks.close();
       core.calls.close();
       await carrier.close();
       await bus.close();
@@ -67,5 +86,7 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   };
   core.calls = new CallEngine(core);
   carrier.start(core.calls);
+  core.webhooks = new DeliveryWorker(core);
+  if (options.deliverWebhooks !== false) core.webhooks.start();
   return core;
 }

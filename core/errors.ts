@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   number_released: { status: 409, title: "Number released", when: "The number has been released; releasing is permanent, so it can be neither released again nor reassigned." },
   number_not_in_service: { status: 409, title: "Number not in service", when: "A sandbox call or text was sent to a number that no agent answers (unassigned)." },
   call_not_in_progress: { status: 409, title: "Call not in progress", when: "The far party tried to speak on a call that is not connected." },
+  turn_abandoned: { status: 409, title: "Turn abandoned", when: "A context push answers a turn whose call.utterance could not be delivered to the webhook and was given up." },
   turn_answered: { status: 409, title: "Turn already answered", when: "A context push answers a turn that an earlier final push already answered." },
   idempotency_conflict: { status: 409, title: "Idempotency key reused", when: "An Idempotency-Key was reused with a different request." },
   turn_stale: { status: 409, title: "Turn is stale", when: "A context push answers a turn that a newer caller utterance replaced." },

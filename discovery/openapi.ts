@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { WEBHOOK_MESSAGES } from "../core/webhooks/protocol2-schemas.js";
 import type { AuthPolicy, Operation, ResponseSpec } from "./operation.js";
 import { Problem } from "./problem.js";
 
@@ -86,6 +87,19 @@ export function buildOpenApiDocument(operations: Operation[], info: { baseUrl: s
     description: "A no-signup wallet's `agent_token` (`at_...`) from the top-up route.",
   });
   for (const op of operations) registry.registerPath(toRouteConfig(op));
+  // What the service POSTs to a webhook: the receiver answers 2xx quickly (202 for protocol 2).
+  for (const message of WEBHOOK_MESSAGES) {
+    registry.registerWebhook({
+      method: "post",
+      path: message.name,
+      summary: message.summary,
+      description:
+        "Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret), X-Service-Event (the type), X-Service-Event-Id, " +
+        "X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.",
+      request: { body: { content: { "application/json": { schema: message.schema } } } },
+      responses: { 202: { description: "Accepted; reply only through the context endpoint" }, 200: { description: "Any 2xx is success" } },
+    });
+  }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",
     info: {

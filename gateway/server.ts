@@ -4,6 +4,7 @@ import type { Config } from "../core/config.js";
 import { createCore, type Core, type CreateCoreOptions } from "../core/core.js";
 import { createApp } from "./app.js";
 import { allRoutes } from "./routes/all-routes.js";
+import { relayRoute } from "./ws/relay.js";
 import { softphoneRoute } from "./ws/softphone.js";
 import { attachUpgrades } from "./ws/upgrades.js";
 
@@ -25,7 +26,7 @@ export async function startServer(config: Config, options: CreateCoreOptions): P
   const core = await createCore(config, options);
   const app = createApp(core, allRoutes(config));
   const server = createServer(app);
-  const sockets = config.carrier === "sandbox" ? [softphoneRoute(core)] : [];
+  const sockets = [relayRoute(core), ...(config.carrier === "sandbox" ? [softphoneRoute(core)] : [])];
   attachUpgrades(server, sockets, core.logger);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -26,8 +26,8 @@ export class CallEngine implements CarrierSignals {
 
   async callerUtterance(callId: string, text: string, input: "speech" | "dtmf" = "speech") {
     const turn = await openTurn(this.core, callId, text, input);
-    this.scheduleFiller(callId, turn.turnId);
-    return turn;
+    if (!turn.amended) this.scheduleFiller(callId, turn.turnId);
+    return { turnId: turn.turnId };
   }
 
   async callerInterrupted(callId: string): Promise<void> {

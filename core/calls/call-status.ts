@@ -5,9 +5,12 @@ import type { Transaction } from "../db/database.js";
 import { calls, type CallStatus } from "../db/schema/calls.js";
 import { turns } from "../db/schema/turns.js";
 import { recordEvent } from "../events/events.js";
+import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
 import type { EventType } from "../events/schemas.js";
+import { sessionEnd, sessionStart } from "../webhooks/protocol2.js";
 import { readTranscript, type CallRow } from "./call-records.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
+import { sessionKey } from "./turns.js";
 
 /** The bus channel on which every call status change is announced (ids and status only). */
 export const CALL_STATUS_CHANNEL = "calls.status";
@@ -44,10 +47,22 @@ export async function applyCallStatus(core: Core, callId: string, status: CallSt
     }
     const [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
     if (TERMINAL_STATUSES.has(next)) await recordEnding(core, tx, row!);
+    if (next === "in-progress" && row!.direction === "outbound") await startOutboundSession(core, tx, row!);
     return row!;
   });
   if (updated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: updated.status });
   return updated;
+}
+
+/** An answered outbound call opens a session for a protocol-2 runtime (inbound calls do so with call.received). */
+async function startOutboundSession(core: Core, tx: Transaction, call: CallRow): Promise<void> {
+  const target = await deliveryTarget(tx, call.agentId, core.now());
+  const briefing = protocol2(target)?.has("briefing") ?? false;
+  await recordSessionMessage(core, tx, target, {
+    accountId: call.accountId,
+    agentId: call.agentId,
+    build: (id) => sessionStart(tx, id, call, briefing, sessionKey(call.agentId, call.callId)),
+  });
 }
 
 /** The events of a call's end, and the end of any turn still open. */
@@ -56,10 +71,13 @@ async function recordEnding(core: Core, tx: Transaction, call: CallRow): Promise
   await tx.update(turns).set({ status: "abandoned", closedAt: now }).where(and(eq(turns.callId, call.callId), eq(turns.status, "open")));
   const base = { accountId: call.accountId, agentId: call.agentId };
   await recordEvent(
+    core,
     tx,
     {
       ...base,
       type: ENDING_EVENTS[call.status]!,
+      // A session exists only for a call that connected.
+      ...(call.answeredAt ? { sessionMessage: sessionEnd } : {}),
       payload: {
         call_id: call.callId,
         direction: call.direction,
@@ -80,6 +98,7 @@ async function recordEnding(core: Core, tx: Transaction, call: CallRow): Promise
     // What the owner said is a task for the agent: the human turns are instructions.
     const transcript = await readTranscript(tx, call.callId);
     await recordEvent(
+      core,
       tx,
       {
         ...base,

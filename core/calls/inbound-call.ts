@@ -7,7 +7,9 @@ import { numbers } from "../db/schema/numbers.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
+import { sessionStart } from "../webhooks/protocol2.js";
 import { CALL_STATUS_CHANNEL } from "./call-status.js";
+import { sessionKey } from "./turns.js";
 
 /**
  * A call arriving on a number: the agent that owns the number answers at once and hears
@@ -21,7 +23,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
     const [agent] = await tx.select().from(agents).where(eq(agents.agentId, number.agentId));
     const isOwnerCall = agent!.ownerNumber !== null && agent!.ownerNumber === call.from;
     const callId = newId("call");
-    await tx.insert(calls).values({
+    const [row] = await tx.insert(calls).values({
       callId,
       accountId: number.accountId,
       agentId: number.agentId,
@@ -36,8 +38,9 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
       answeredAt: now,
       createdAt: now,
       updatedAt: now,
-    });
+    }).returning();
     await recordEvent(
+      core,
       tx,
       {
         accountId: number.accountId,
@@ -52,6 +55,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
           is_owner_call: isOwnerCall,
           answered_at: now.toISOString(),
         },
+        sessionMessage: (envelope, webhook) => sessionStart(tx, envelope.event_id, row!, webhook.capabilities.includes("briefing"), sessionKey(row!.agentId, callId)),
       },
       now,
     );

@@ -4,6 +4,7 @@ import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns, type TurnStatus } from "../db/schema/turns.js";
 import { AppError, notFound } from "../errors.js";
+import { deliveryTarget, protocol2 } from "../events/routing.js";
 import { hangupCall } from "./hangup-call.js";
 import { isPushTokenFor } from "./push-token.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
@@ -28,7 +29,7 @@ function refusal(status: TurnStatus, turnId: string): AppError {
     case "answered":
       return new AppError("turn_answered", `Turn ${turnId} has already been answered; only the first final push is spoken.`);
     default:
-      return new AppError("call_ended", `The call ended before turn ${turnId} was answered. Abandon the work.`);
+      return new AppError("turn_abandoned", `Turn ${turnId} was given up: its call.utterance could not be delivered. Discard this answer.`);
   }
 }
 
@@ -51,6 +52,13 @@ export async function pushContext(core: Core, credential: PushCredential, push: 
     if (TERMINAL_STATUSES.has(row.status)) throw new AppError("call_ended", `Call ${push.callId} has ended (${row.status}). Abandon the work.`);
     const [turn] = await tx.select().from(turns).where(and(eq(turns.turnId, push.turnId), eq(turns.callId, push.callId)));
     if (!turn) throw notFound("turn", push.turnId);
+    if (!push.final) {
+      const p2 = protocol2(await deliveryTarget(tx, row.agentId, now));
+      if (p2 && !p2.has("streams_progress")) {
+        const message = "interim lines need the streams_progress capability on this agent's service-relay/2 webhook";
+        throw new AppError("validation_error", `final: false is refused: ${message}.`, { errors: [{ field: "final", message }] });
+      }
+    }
     const [moved] = await tx
       .update(turns)
       .set(push.final ? { status: "answered", closedAt: now } : { interimCount: sql`${turns.interimCount} + 1` })

@@ -1,12 +1,15 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Core } from "../core.js";
+import type { Transaction } from "../db/database.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns } from "../db/schema/turns.js";
 import { AppError } from "../errors.js";
-import { newId } from "../ids.js";
 import { recordEvent } from "../events/events.js";
-import { readTranscript } from "./call-records.js";
+import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
+import { newId } from "../ids.js";
+import { taskAmend, taskCancel, taskOpen } from "../webhooks/protocol2.js";
+import { readTranscript, type CallRow } from "./call-records.js";
 import { pushTokenFor } from "./push-token.js";
 
 /** One key per call, for the runtime to keep the call's conversation in one session. */
@@ -14,23 +17,51 @@ export function sessionKey(agentId: string, callId: string): string {
   return `agentline:${agentId}:${callId}`;
 }
 
+export function pushContextUrl(core: Core, callId: string, turnId: string): string {
+  return `${core.baseUrl}/v1/calls/${callId}/context?turn_id=${turnId}`;
+}
+
+async function lockLiveCall(tx: Transaction, callId: string): Promise<CallRow> {
+  const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+  if (!call || call.status !== "in-progress") {
+    throw new AppError("call_not_in_progress", `Call ${callId} is ${call ? call.status : "unknown"}; the far party can speak only on a connected call.`);
+  }
+  return call;
+}
+
 /**
  * A finished caller utterance: opens a turn and emits `call.utterance`, in one transaction. The
- * call row is locked, so utterances and context pushes on one call are applied one at a time;
- * the turn that was open becomes stale (its answer would now be out of date).
+ * call row is locked, so utterances and context pushes on one call are applied one at a time.
+ * The turn that was open becomes stale (its answer would now be out of date), unless the agent's
+ * protocol-2 runtime declared `supports_amend`: then the open turn grows instead.
  */
-export async function openTurn(core: Core, callId: string, text: string, input: "speech" | "dtmf"): Promise<{ turnId: string }> {
+export async function openTurn(core: Core, callId: string, text: string, input: "speech" | "dtmf"): Promise<{ turnId: string; amended: boolean }> {
   const now = core.now();
   return core.db.transaction(async (tx) => {
-    const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
-    if (!call || call.status !== "in-progress") {
-      throw new AppError("call_not_in_progress", `Call ${callId} is ${call ? call.status : "unknown"}; the far party can speak only on a connected call.`);
+    const call = await lockLiveCall(tx, callId);
+    const target = await deliveryTarget(tx, call.agentId, now);
+    const amends = protocol2(target)?.has("supports_amend") ?? false;
+    const [open] = amends ? await tx.select().from(turns).where(and(eq(turns.callId, callId), eq(turns.status, "open"))) : [];
+    if (open) {
+      const fullText = `${open.text}\n${text}`;
+      await tx.update(turns).set({ text: fullText }).where(eq(turns.turnId, open.turnId));
+      await tx.insert(transcriptEntries).values({ callId, role: "user", text, turnId: open.turnId, createdAt: now });
+      const conversation = await readTranscript(tx, callId);
+      await recordSessionMessage(core, tx, target, {
+        accountId: call.accountId,
+        agentId: call.agentId,
+        liveTurnId: open.turnId,
+        build: (id) =>
+          taskAmend(id, call, { turnId: open.turnId, text, fullText, conversation, pushContextUrl: pushContextUrl(core, callId, open.turnId), pushToken: pushTokenFor(core, callId) }, now),
+      });
+      return { turnId: open.turnId, amended: true };
     }
     await tx.update(turns).set({ status: "stale", closedAt: now }).where(and(eq(turns.callId, callId), eq(turns.status, "open")));
     const turnId = newId("turn");
     await tx.insert(turns).values({ turnId, callId, text, input, openedAt: now });
     await tx.insert(transcriptEntries).values({ callId, role: "user", text, turnId, createdAt: now });
     await recordEvent(
+      core,
       tx,
       {
         accountId: call.accountId,
@@ -42,24 +73,44 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
           turn_id: turnId,
           session_key: sessionKey(call.agentId, callId),
           conversation: await readTranscript(tx, callId),
-          push_context_url: `${core.baseUrl}/v1/calls/${callId}/context?turn_id=${turnId}`,
+          push_context_url: pushContextUrl(core, callId, turnId),
           push_token: pushTokenFor(core, callId),
         },
+        target,
+        liveTurnId: turnId,
+        sessionMessage: taskOpen,
       },
       now,
     );
-    return { turnId };
+    return { turnId, amended: false };
   });
 }
 
-/** The caller spoke over the agent: the open turn is cancelled and its answer refused. */
+/**
+ * The caller spoke over the agent: the open turn is cancelled and its answer refused. A
+ * protocol-2 runtime that declared `supports_cancel` is told with `call.task.cancel`.
+ */
 export async function cancelOpenTurn(core: Core, callId: string): Promise<string | null> {
-  const [cancelled] = await core.db
-    .update(turns)
-    .set({ status: "cancelled", closedAt: core.now() })
-    .where(and(eq(turns.callId, callId), eq(turns.status, "open")))
-    .returning({ turnId: turns.turnId });
-  return cancelled?.turnId ?? null;
+  const now = core.now();
+  return core.db.transaction(async (tx) => {
+    const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+    if (!call) return null;
+    const [cancelled] = await tx
+      .update(turns)
+      .set({ status: "cancelled", closedAt: now })
+      .where(and(eq(turns.callId, callId), eq(turns.status, "open")))
+      .returning({ turnId: turns.turnId });
+    if (!cancelled) return null;
+    const target = await deliveryTarget(tx, call.agentId, now);
+    if (protocol2(target)?.has("supports_cancel")) {
+      await recordSessionMessage(core, tx, target, {
+        accountId: call.accountId,
+        agentId: call.agentId,
+        build: (id) => taskCancel(id, call, cancelled.turnId, now),
+      });
+    }
+    return cancelled.turnId;
+  });
 }
 
 /**

@@ -1,9 +1,13 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, ne } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../core.js";
 import type { Executor } from "../db/database.js";
 import { events } from "../db/schema/events.js";
 import { newId } from "../ids.js";
+import { enqueueDelivery } from "../webhooks/deliveries.js";
+import { findWebhook, type WebhookRow } from "../webhooks/webhooks.js";
+import { EVENTS_CREATED_CHANNEL } from "./channels.js";
+import { deliveryTarget, protocol2, type DeliveryTarget, type SessionMessage } from "./routing.js";
 import type { EventEnvelope, EventType } from "./schemas.js";
 
 export interface NewEvent {
@@ -13,13 +17,22 @@ export interface NewEvent {
   payload: Record<string, unknown>;
   /** Top-level fields beside `payload` (call.utterance's live-turn fields). */
   extras?: Partial<Omit<EventEnvelope, "event_id" | "agent_id" | "account_id" | "event_type" | "created_at" | "payload">>;
+  /** How the event reads to a protocol-2 webhook, when it belongs to a call session. */
+  sessionMessage?: (envelope: EventEnvelope, webhook: WebhookRow) => SessionMessage | Promise<SessionMessage>;
+  /** The turn of a live-turn event: its webhook delivery retries fast, then gives the turn up. */
+  liveTurnId?: string;
+  /** Deliver to the webhook even when a relay socket is open (webhook.test tests the webhook). */
+  forceWebhook?: boolean;
+  /** Where it goes, when the caller has already looked (inside the same transaction). */
+  target?: DeliveryTarget;
 }
 
 /**
- * Writes an event. Call it with the transaction of the change that caused it, so that the
- * change and its event commit together or not at all.
+ * Writes an event and routes it: to the agent's relay socket if one is open, else to its
+ * webhook (a delivery job), else to the mailbox. Call it with the transaction of the change
+ * that caused it, so the change, the event and its delivery job commit together or not at all.
  */
-export async function recordEvent(tx: Executor, event: NewEvent, now: Date): Promise<EventEnvelope> {
+export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now: Date = core.now()): Promise<EventEnvelope> {
   const envelope: EventEnvelope = {
     event_id: newId("evt"),
     agent_id: event.agentId,
@@ -29,21 +42,35 @@ export async function recordEvent(tx: Executor, event: NewEvent, now: Date): Pro
     payload: event.payload,
     ...event.extras,
   };
-  await tx.insert(events).values({
-    eventId: envelope.event_id,
-    accountId: event.accountId,
-    agentId: event.agentId,
-    eventType: event.type,
-    envelope,
-    createdAt: now,
-  });
+  const forced = event.forceWebhook ? await findWebhook(tx, event.agentId) : undefined;
+  const target: DeliveryTarget = forced ? { route: "webhook", webhook: forced } : (event.target ?? (await deliveryTarget(tx, event.agentId, now)));
+  const [row] = await tx
+    .insert(events)
+    .values({ eventId: envelope.event_id, accountId: event.accountId, agentId: event.agentId, eventType: event.type, envelope, route: target.route, createdAt: now })
+    .returning({ seq: events.seq });
+  if (target.route === "webhook") {
+    const typed = protocol2(target) && event.sessionMessage ? await event.sessionMessage(envelope, target.webhook) : null;
+    await enqueueDelivery(core, tx, {
+      accountId: event.accountId,
+      agentId: event.agentId,
+      webhookId: target.webhook.webhookId,
+      eventSeq: row!.seq,
+      messageId: envelope.event_id,
+      messageType: typed?.type ?? event.type,
+      body: typed?.body ?? envelope,
+      liveTurnId: event.liveTurnId,
+    });
+  }
+  await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: event.agentId }, { tx });
   return envelope;
 }
 
+/** Pending events in the mailbox: everything not yet delivered that a webhook is not holding. */
 function pendingFilter(accountId: string, agentId?: string, eventType?: string) {
   return and(
     eq(events.accountId, accountId),
     eq(events.status, "pending"),
+    ne(events.route, "webhook"),
     agentId ? eq(events.agentId, agentId) : undefined,
     eventType ? eq(events.eventType, eventType) : undefined,
   );
@@ -55,22 +82,25 @@ function pendingFilter(accountId: string, agentId?: string, eventType?: string) 
  */
 export async function pollEvents(core: Core, accountId: string, query: { agent_id?: string | undefined; event_type?: EventType | undefined; limit: number }) {
   if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
+  const filter = pendingFilter(accountId, query.agent_id, query.event_type);
   return core.db.transaction(async (tx) => {
-    const rows = await tx
+    // Lock exactly the rows taken: a locked look-ahead row would be skipped by concurrent polls
+    // without being taken by this one.
+    const taken = await tx
       .select({ seq: events.seq, envelope: events.envelope })
       .from(events)
-      .where(pendingFilter(accountId, query.agent_id, query.event_type))
+      .where(filter)
       .orderBy(asc(events.seq))
-      .limit(query.limit + 1)
+      .limit(query.limit)
       .for("update", { skipLocked: true });
-    const taken = rows.slice(0, query.limit);
     if (taken.length > 0) {
       await tx
         .update(events)
         .set({ status: "delivered", deliveredVia: "mailbox", deliveredAt: core.now() })
         .where(inArray(events.seq, taken.map((r) => r.seq)));
     }
-    return { data: taken.map((r) => r.envelope as EventEnvelope), limit: query.limit, has_more: rows.length > query.limit };
+    const [more] = await tx.select({ seq: events.seq }).from(events).where(filter).limit(1);
+    return { data: taken.map((r) => r.envelope as EventEnvelope), limit: query.limit, has_more: more !== undefined };
   });
 }
 

@@ -39,6 +39,7 @@ export async function receiveInboundSms(core: Core, sms: { to: string; from: str
       createdAt: now,
     });
     await recordEvent(
+      core,
       tx,
       {
         accountId: number.accountId,

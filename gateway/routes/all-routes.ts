@@ -10,6 +10,7 @@ import { messageRoutes } from "./messages.js";
 import { numberRoutes } from "./numbers.js";
 import { sandboxRoutes } from "./sandbox.js";
 import { voiceRoutes } from "./voices.js";
+import { webhookRoutes } from "./webhooks.js";
 
 /** Every route the gateway mounts, in one list: the app serves them and /openapi.json describes them. */
 export function allRoutes(config: Pick<Config, "carrier">): Route[] {
@@ -21,6 +22,7 @@ export function allRoutes(config: Pick<Config, "carrier">): Route[] {
     ...numberRoutes,
     ...callRoutes,
     ...eventRoutes,
+    ...webhookRoutes,
     ...messageRoutes,
     ...voiceRoutes,
     ...feedbackRoutes,

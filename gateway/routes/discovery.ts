@@ -60,7 +60,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
           version: serviceVersion,
           carrier: core.config.carrier,
           agentIdEnabled: false,
-          transports: ["mailbox"],
+          transports: ["relay", "webhook", "mailbox"],
         }),
     }),
     defineRoute({

@@ -91,7 +91,7 @@ function serve(core: Core, ws: WebSocket, accountId: string, callId: string, sta
     if (typeof frame === "string") return send({ type: "error", code: "validation_error", message: frame });
     const act =
       frame.type === "say"
-        ? farPartySays(core, accountId, callId, frame.text).then((t) => send({ type: "said", turn_id: t.turn_id }))
+        ? farPartySays(core, accountId, callId, frame.text, true).then((t) => send({ type: "said", turn_id: t.turn_id }))
         : frame.type === "dtmf"
           ? farPartyPressesKeys(core, accountId, callId, frame.digits).then((t) => send({ type: "said", turn_id: t.turn_id }))
           : frame.type === "interrupt"

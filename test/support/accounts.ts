@@ -14,7 +14,7 @@ export interface TestAccount {
  * An account with a live API key, made through core rather than OTP: tests need many accounts,
  * and the sign-in limits (5 codes per IP per 10 minutes) are tested on their own.
  */
-export async function createAccount(core: Core, email = `user-${randomBytes(4).toString("hex")}@example.com`): Promise<TestAccount> {
+export async function createAccount(core: Pick<Core, "db">, email = `user-${randomBytes(4).toString("hex")}@example.com`): Promise<TestAccount> {
   return core.db.transaction(async (tx) => {
     const { accountId } = await findOrCreateAccountByEmail(tx, email);
     const key = await mintApiKey(tx, accountId, "test");

@@ -6,6 +6,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
 type OpenApiDocument = {
   paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+  webhooks?: Record<string, unknown>;
 };
 
 const pointer = (...parts: string[]) => parts.map((p) => "/" + p.replace(/~/g, "~0").replace(/\//g, "~1")).join("");
@@ -63,6 +64,12 @@ export class Contract {
       throw new Error(`${method} ${match.template} ${status} answered ${mediaType}; documented: ${Object.keys(content).join(", ")}`);
     }
     this.validate(`${method} ${match.template} ${status}`, "#" + pointer("paths", match.template, m, "responses", key, "content", mediaType, "schema"), body);
+  }
+
+  /** Throws unless a body the service POSTed to a webhook matches the document's `webhooks` entry. */
+  checkWebhook(name: string, body: unknown): void {
+    if (!this.document.webhooks?.[name]) throw new Error(`/openapi.json has no webhook ${name}`);
+    this.validate(`webhook ${name}`, "#" + pointer("webhooks", name, "post", "requestBody", "content", "application/json", "schema"), body);
   }
 
   private validate(label: string, ref: string, body: unknown): void {

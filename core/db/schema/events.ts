@@ -20,6 +20,11 @@ export const events = pgTable(
     // json, not jsonb: it keeps the envelope's fields in the order they were written.
     envelope: json("envelope").$type<Record<string, unknown>>().notNull(),
     status: text("status").$type<"pending" | "delivered">().notNull().default("pending"),
+    /**
+     * Where it is headed: `relay` (a relay socket was open when it was made), `webhook` (the
+     * agent's webhook has it; hidden from the mailbox until delivered or given up), `mailbox`.
+     */
+    route: text("route").$type<"relay" | "webhook" | "mailbox">().notNull().default("mailbox"),
     /** How it was delivered: `mailbox`, `relay` or `webhook`. */
     deliveredVia: text("delivered_via"),
     deliveredAt: timestamptz("delivered_at"),

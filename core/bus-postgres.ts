@@ -1,0 +1,148 @@
+import { eq, lt, sql } from "drizzle-orm";
+import type postgres from "postgres";
+import type { Bus } from "./bus.js";
+import type { Database } from "./db/database.js";
+import { busMessages } from "./db/schema/bus-messages.js";
+import type { Logger } from "./logger.js";
+
+// One LISTEN channel for the whole bus: bus channels travel inside the payload, so a process
+// needs a single listening connection however many channels it subscribes to.
+const NOTIFY_CHANNEL = "agentline";
+// PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; leave room below that limit.
+const MAX_INLINE_BYTES = 7000;
+// An overflow row is read within milliseconds of its NOTIFY; a minute is a generous margin.
+const SWEEP_EVERY_MS = 30_000;
+
+type Handler = (message: Record<string, unknown>) => void;
+
+/** What createPostgresBus needs: the process's own PostgreSQL client and drizzle handle on it. */
+export interface PostgresBusOptions {
+  client: postgres.Sql;
+  db: Database;
+  logger: Logger;
+  /** How often overflow rows older than a minute are deleted; tests shorten it. */
+  sweepEveryMs?: number;
+}
+
+/**
+ * The bus of gateway processes sharing one PostgreSQL database, over LISTEN/NOTIFY. Resolves
+ * once this process is listening, so nothing published afterwards is missed. A message too large
+ * for a NOTIFY payload is stored in `bus_messages` and announced by id. Subscribers receive a
+ * JSON copy of the message (no `undefined`, dates as strings), in the order PostgreSQL sent it.
+ * Notifications sent while the listening connection is down are lost, as with any NOTIFY.
+ */
+export async function createPostgresBus(options: PostgresBusOptions): Promise<Bus> {
+  const { client, db, logger } = options;
+  const handlers = new Map<string, Set<Handler>>();
+  let closed = false;
+  let listened = false;
+  // Deliveries run one after another: an overflow message must be read from its row first, and
+  // a small message sent after it must not overtake it.
+  let deliveries: Promise<void> = Promise.resolve();
+
+  function deliver(channel: string, message: Record<string, unknown>): void {
+    for (const handler of [...(handlers.get(channel) ?? [])]) {
+      try {
+        const result: unknown = handler(message);
+        if (result instanceof Promise) result.catch((error) => logger.error({ err: error, channel }, "bus handler failed"));
+      } catch (error) {
+        logger.error({ err: error, channel }, "bus handler failed");
+      }
+    }
+  }
+
+  async function receive(payload: string): Promise<void> {
+    const notice = parseNotice(payload);
+    if (!notice) {
+      logger.warn({ payload: payload.slice(0, 200) }, "bus ignored a malformed notification");
+      return;
+    }
+    // Only read an overflow row if someone here wants it.
+    if (closed || !handlers.get(notice.c)?.size) return;
+    if ("m" in notice) return deliver(notice.c, notice.m);
+    const [row] = await db.select({ payload: busMessages.payload }).from(busMessages).where(eq(busMessages.id, notice.r));
+    if (!row) {
+      logger.warn({ channel: notice.c, bus_message_id: notice.r }, "bus message row is gone (swept before it was read)");
+      return;
+    }
+    if (!closed) deliver(notice.c, row.payload);
+  }
+
+  const { unlisten } = await client.listen(
+    NOTIFY_CHANNEL,
+    (payload) => {
+      if (closed) return;
+      deliveries = deliveries.then(() => receive(payload)).catch((error) => logger.error({ err: error }, "bus message could not be delivered"));
+    },
+    () => {
+      // postgres.js listens again on a new connection after losing one; a gap means lost messages.
+      if (listened) logger.warn("bus listening again after a lost connection; messages sent meanwhile were missed");
+      listened = true;
+    },
+  );
+
+  const sweep = setInterval(() => {
+    // The database's clock, not this process's: processes' clocks may disagree.
+    db.delete(busMessages)
+      .where(lt(busMessages.createdAt, sql`now() - interval '60 seconds'`))
+      .catch((error: unknown) => logger.warn({ err: error }, "bus sweep failed"));
+  }, options.sweepEveryMs ?? SWEEP_EVERY_MS);
+  sweep.unref();
+
+  return {
+    async publish(channel, message, publishOptions) {
+      // Through the caller's transaction, PostgreSQL holds the NOTIFY (and the overflow row)
+      // until commit and drops both on rollback.
+      const executor = publishOptions?.tx ?? db;
+      let payload = JSON.stringify({ c: channel, m: message });
+      if (Buffer.byteLength(payload, "utf8") > MAX_INLINE_BYTES) {
+        const [row] = await executor.insert(busMessages).values({ payload: message }).returning({ id: busMessages.id });
+        payload = JSON.stringify({ c: channel, r: row!.id });
+      }
+      // Raw SQL: the query builder has no NOTIFY, and client.notify would bypass the transaction.
+      await executor.execute(sql`select pg_notify(${NOTIFY_CHANNEL}, ${payload})`);
+    },
+    subscribe(channel, handler) {
+      let set = handlers.get(channel);
+      if (!set) handlers.set(channel, (set = new Set()));
+      set.add(handler);
+      const own = set;
+      return () => {
+        own.delete(handler);
+        if (own.size === 0 && handlers.get(channel) === own) handlers.delete(channel);
+      };
+    },
+    async close() {
+      if (closed) return;
+      // After a reconnect, postgres.js's unlisten no longer removes our listener (its re-listen
+      // registers a copy), so the flag and the cleared handlers are what stop delivery.
+      closed = true;
+      clearInterval(sweep);
+      handlers.clear();
+      try {
+        await unlisten();
+      } catch (error) {
+        // The client may already be ended, which stops listening anyway.
+        logger.debug({ err: error }, "bus unlisten failed");
+      }
+    },
+  };
+}
+
+type Notice = { c: string; m: Record<string, unknown> } | { c: string; r: number };
+
+// Anyone with access to the database can NOTIFY on the channel; accept only our own shape.
+function parseNotice(payload: string): Notice | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const { c, m, r } = value as { c?: unknown; m?: unknown; r?: unknown };
+  if (typeof c !== "string") return undefined;
+  if (typeof m === "object" && m !== null && !Array.isArray(m)) return { c, m: m as Record<string, unknown> };
+  if (typeof r === "number" && Number.isSafeInteger(r)) return { c, r };
+  return undefined;
+}

@@ -1,0 +1,67 @@
+import { and, asc, eq, inArray, ne, notInArray } from "drizzle-orm";
+import { loadAgent } from "../agents/agents.js";
+import type { Core } from "../core.js";
+import { events } from "../db/schema/events.js";
+import { relaySessions } from "../db/schema/relay-sessions.js";
+import { RELAY_SESSION_CHANNEL } from "../events/channels.js";
+import type { EventEnvelope } from "../events/schemas.js";
+import { newId } from "../ids.js";
+
+/** `runtime` is a free label kept for diagnostics. */
+export const RUNTIME_PATTERN = /^[a-z0-9_-]{1,32}$/;
+
+/**
+ * Registers an agent's relay socket as the one its events go to. A newer socket replaces an
+ * older one in any process: the row is overwritten and the holder of the old one is told.
+ */
+export async function openRelaySession(core: Core, accountId: string, agentId: string, runtime: string): Promise<string> {
+  await loadAgent(core.db, accountId, agentId);
+  const sessionId = newId("sess");
+  const now = core.now();
+  const row = { agentId, sessionId, processId: core.processId, runtime, connectedAt: now, lastSeenAt: now };
+  await core.db.transaction(async (tx) => {
+    await tx.insert(relaySessions).values(row).onConflictDoUpdate({ target: relaySessions.agentId, set: row });
+    await core.bus.publish(RELAY_SESSION_CHANNEL, { agent_id: agentId, session_id: sessionId }, { tx });
+  });
+  return sessionId;
+}
+
+/** Keeps the session counted as live (the holder calls it with every ping). */
+export async function touchRelaySession(core: Core, agentId: string, sessionId: string): Promise<void> {
+  await core.db.update(relaySessions).set({ lastSeenAt: core.now() }).where(and(eq(relaySessions.agentId, agentId), eq(relaySessions.sessionId, sessionId)));
+}
+
+/** Forgets a closed socket, unless a newer one has already taken its place. */
+export async function closeRelaySession(core: Core, agentId: string, sessionId: string): Promise<void> {
+  await core.db.delete(relaySessions).where(and(eq(relaySessions.agentId, agentId), eq(relaySessions.sessionId, sessionId)));
+}
+
+/**
+ * The agent's pending events a relay socket should have, oldest first, leaving out those it
+ * already has in flight. Events a webhook is holding are the webhook's.
+ */
+export async function relayBacklog(core: Core, agentId: string, inFlight: string[], limit: number): Promise<EventEnvelope[]> {
+  const rows = await core.db
+    .select({ envelope: events.envelope })
+    .from(events)
+    .where(
+      and(
+        eq(events.agentId, agentId),
+        eq(events.status, "pending"),
+        ne(events.route, "webhook"),
+        inFlight.length > 0 ? notInArray(events.eventId, inFlight) : undefined,
+      ),
+    )
+    .orderBy(asc(events.seq))
+    .limit(limit);
+  return rows.map((r) => r.envelope as EventEnvelope);
+}
+
+/** Acknowledged events are delivered; acks for unknown or already-delivered ids change nothing. */
+export async function ackRelayEvents(core: Core, agentId: string, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await core.db
+    .update(events)
+    .set({ status: "delivered", deliveredVia: "relay", deliveredAt: core.now() })
+    .where(and(eq(events.agentId, agentId), eq(events.status, "pending"), inArray(events.eventId, eventIds)));
+}

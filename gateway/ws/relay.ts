@@ -1,0 +1,172 @@
+import { WebSocketServer, type WebSocket } from "ws";
+import type { Core } from "../../core/core.js";
+import { AppError } from "../../core/errors.js";
+import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
+import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
+import { upgradeAccount } from "./softphone.js";
+import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
+
+/** Close code for a socket that a newer socket of the same agent replaced. */
+export const REPLACED = 4000;
+
+/**
+ * The relay, `/v1/events/ws?agent_id=&runtime=`: an agent's events, live and durable until
+ * acknowledged. Server frames: `{type:"ready",agent_id,runtime,protocol}` then
+ * `{type:"event",event}`; client frames: `{type:"ack",event_id}` or `{type:"ack",event_ids:[...]}`.
+ */
+export function relayRoute(core: Core): UpgradeRoute {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 });
+  // This process's sockets by agent, so one bus subscription serves them all.
+  const byAgent = new Map<string, Set<RelaySocket>>();
+  const each = (agentId: unknown, fn: (socket: RelaySocket) => void) => byAgent.get(String(agentId))?.forEach(fn);
+  const unsubscribe = [
+    core.bus.subscribe(EVENTS_CREATED_CHANNEL, (m) => each(m.agent_id, (s) => s.pump())),
+    core.bus.subscribe(RELAY_SESSION_CHANNEL, (m) => each(m.agent_id, (s) => s.replacedBy(String(m.session_id)))),
+  ];
+  const track = (socket: RelaySocket) => {
+    const set = byAgent.get(socket.agentId) ?? new Set();
+    byAgent.set(socket.agentId, set.add(socket));
+    return () => {
+      set.delete(socket);
+      if (set.size === 0) byAgent.delete(socket.agentId);
+    };
+  };
+  return {
+    pattern: /^\/v1\/events\/ws$/,
+    async handle(req, socket, head) {
+      const accountId = await upgradeAccount(core, req);
+      const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+      const agentId = query.get("agent_id");
+      const runtime = query.get("runtime") ?? "generic";
+      if (!agentId) throw new UpgradeRefusal("validation_error", "agent_id is required: /v1/events/ws?agent_id=agt_...");
+      if (!RUNTIME_PATTERN.test(runtime)) throw new UpgradeRefusal("validation_error", "runtime must match [a-z0-9_-]{1,32}.");
+      const sessionId = await openRelaySession(core, accountId, agentId, runtime).catch((error: unknown) => {
+        if (error instanceof AppError) throw new UpgradeRefusal(error.code, error.detail);
+        throw error;
+      });
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const relay = new RelaySocket(core, ws, agentId, runtime, sessionId);
+        relay.start(track(relay));
+      });
+    },
+    close() {
+      unsubscribe.forEach((off) => off());
+      for (const client of wss.clients) client.close(1001, "server shutting down");
+      wss.close();
+    },
+  };
+}
+
+/** One open relay socket: what it has in flight, its timers, its subscriptions. */
+class RelaySocket {
+  /** event_id → when it was last sent. Bounded by RELAY_WINDOW, so a slow client costs little. */
+  private readonly inFlight = new Map<string, number>();
+  private pumping = false;
+  private pumpAgain = false;
+  private alive = true;
+  private readonly cleanup: Array<() => void> = [];
+
+  constructor(
+    private readonly core: Core,
+    private readonly ws: WebSocket,
+    readonly agentId: string,
+    private readonly runtime: string,
+    private readonly sessionId: string,
+  ) {}
+
+  start(untrack: () => void): void {
+    const { core, ws, agentId } = this;
+    this.send({ type: "ready", agent_id: agentId, runtime: this.runtime, protocol: "service-relay/1" });
+    this.cleanup.push(untrack);
+    const { relayAckTimeoutMs, relayPingMs } = core.config;
+    const resend = setInterval(() => this.resendUnacked(), Math.max(50, Math.min(1_000, relayAckTimeoutMs / 4)));
+    const ping = setInterval(() => this.heartbeat(), relayPingMs);
+    this.cleanup.push(() => clearInterval(resend), () => clearInterval(ping));
+    ws.on("pong", () => (this.alive = true));
+    ws.on("message", (data) => this.onFrame(String(data)));
+    ws.on("close", () => {
+      this.cleanup.forEach((stop) => stop());
+      closeRelaySession(core, agentId, this.sessionId).catch((error) => core.logger.error({ err: error }, "closing relay session failed"));
+    });
+    this.pump();
+  }
+
+  /** A newer socket for the agent opened (in this process or another): this one gives way. */
+  replacedBy(sessionId: string): void {
+    if (sessionId !== this.sessionId) this.ws.close(REPLACED, "replaced by a newer connection");
+  }
+
+  private send(frame: Record<string, unknown>): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  /** Sends pending events, oldest first, while the window has room. */
+  pump(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    void (async () => {
+      try {
+        do {
+          this.pumpAgain = false;
+          const room = this.core.config.relayWindow - this.inFlight.size;
+          if (room <= 0 || this.ws.readyState !== this.ws.OPEN) break;
+          const backlog = await relayBacklog(this.core, this.agentId, [...this.inFlight.keys()], room);
+          for (const event of backlog) {
+            this.inFlight.set(event.event_id, Date.now());
+            this.send({ type: "event", event });
+          }
+          if (backlog.length === room) this.pumpAgain = true;
+        } while (this.pumpAgain);
+      } catch (error) {
+        this.core.logger.error({ err: error, agent_id: this.agentId }, "relay pump failed");
+      } finally {
+        this.pumping = false;
+      }
+    })();
+  }
+
+  /** Events unacknowledged past the ack timeout are sent again. */
+  private resendUnacked(): void {
+    const { relayAckTimeoutMs } = this.core.config;
+    const overdue = [...this.inFlight].filter(([, sentAt]) => Date.now() - sentAt >= relayAckTimeoutMs).map(([id]) => id);
+    if (overdue.length === 0) return;
+    // Drop them from the window and pump: the backlog query re-reads them (if still pending).
+    for (const id of overdue) this.inFlight.delete(id);
+    this.pump();
+  }
+
+  private heartbeat(): void {
+    if (!this.alive) {
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    this.ws.ping();
+    // A safety net: a bus message lost in a reconnect would otherwise leave events waiting.
+    this.pump();
+    touchRelaySession(this.core, this.agentId, this.sessionId).catch((error) => this.core.logger.error({ err: error }, "relay heartbeat failed"));
+  }
+
+  private onFrame(data: string): void {
+    let frame: { type?: unknown; event_id?: unknown; event_ids?: unknown };
+    try {
+      frame = JSON.parse(data);
+    } catch {
+      return this.send({ type: "error", code: "validation_error", message: "frames must be JSON" });
+    }
+    if (frame?.type !== "ack") return this.send({ type: "error", code: "validation_error", message: 'the only client frame is {"type":"ack","event_id"} (or event_ids)' });
+    const ids = Array.isArray(frame.event_ids) ? frame.event_ids : [frame.event_id];
+    if (ids.length === 0 || ids.length > 1000 || !ids.every((id) => typeof id === "string" && id.length <= 64)) {
+      return this.send({ type: "error", code: "validation_error", message: "ack needs event_id, or event_ids (1 to 1000 ids)" });
+    }
+    ackRelayEvents(this.core, this.agentId, ids as string[])
+      .then(() => {
+        for (const id of ids as string[]) this.inFlight.delete(id);
+        this.pump();
+      })
+      .catch((error) => this.core.logger.error({ err: error }, "relay ack failed"));
+  }
+}
