@@ -16,6 +16,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { findOrCreateAccountByEmail } from "../core/accounts/accounts.js";
 import { mintApiKey } from "../core/auth/api-keys.js";
+import { credit } from "../core/billing/ledger.js";
 import { openDatabase } from "../core/db/database.js";
 import { createLogger } from "../core/logger.js";
 import { Api } from "../test/support/api.js";
@@ -55,6 +56,7 @@ async function main() {
     const handle = await openDatabase({ url: databaseUrl, dataDir: "unused", logger: createLogger("silent") });
     const apiKey = await handle.db.transaction(async (tx) => {
       const { accountId } = await findOrCreateAccountByEmail(tx, "bench@example.com");
+      await credit(tx, { accountId, category: "operator_credit", description: "benchmark", at: new Date() }, 10_000_000_000);
       return (await mintApiKey(tx, accountId, "bench")).api_key;
     });
     const api = new Api(service.baseUrl, apiKey);

@@ -26,6 +26,14 @@ const usd = z
   .string()
   .regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a dollar amount such as 5.00 (at most 6 decimals)");
 
+/** Micro-USD from a decimal USD string (exact: no floating point). */
+export function usdToMicros(value: string): number {
+  const [whole, fraction = ""] = value.split(".");
+  return Number(whole) * 1_000_000 + Number(fraction.padEnd(6, "0"));
+}
+
+const perMinute = usd.refine((v) => usdToMicros(v) % 60 === 0, "must come to whole micro-dollars per second (a multiple of 0.00006)");
+
 /** Every environment variable the service reads (DESIGN §10). Empty strings count as unset. */
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -53,6 +61,17 @@ const EnvSchema = z.object({
   RELAY_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   RELAY_WINDOW: z.coerce.number().int().min(1).max(10_000).default(100),
   RELAY_PING_MS: z.coerce.number().int().min(100).max(300_000).default(25_000),
+  // The rate card, in USD. Call rates are per minute, billed per second: they must come to a
+  // whole number of micro-dollars per second (a multiple of 0.00006 per minute).
+  RATE_NUMBER_LOCAL_MONTHLY_USD: usd.default("1.15"),
+  RATE_NUMBER_TOLL_FREE_MONTHLY_USD: usd.default("2.15"),
+  RATE_NUMBER_MOBILE_MONTHLY_USD: usd.default("1.50"),
+  RATE_CALL_INBOUND_PER_MINUTE_USD: perMinute.default("0.0090"),
+  RATE_CALL_OUTBOUND_PER_MINUTE_USD: perMinute.default("0.0150"),
+  RATE_SMS_INBOUND_USD: usd.default("0.0079"),
+  CALL_BILLING_BLOCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  NUMBER_GRACE_DAYS: z.coerce.number().int().min(0).max(90).default(7),
+  BILLING_INTERVAL_MS: z.coerce.number().int().min(50).max(3_600_000).default(1_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -88,6 +107,18 @@ export interface Config {
   /** How many unacknowledged events one relay socket may have in flight. */
   relayWindow: number;
   relayPingMs: number;
+  /** Prices in micro-USD. */
+  rates: {
+    numberMonthly: { local: number; toll_free: number; mobile: number };
+    callPerSecond: { inbound: number; outbound: number };
+    smsInbound: number;
+  };
+  /** Talk time is prepaid in blocks of this many seconds; unused seconds are refunded at the end. */
+  callBillingBlockSeconds: number;
+  /** How long a number whose renewal failed is kept before it is released. */
+  numberGraceDays: number;
+  /** How often the billing jobs (call metering, renewals) run. */
+  billingIntervalMs: number;
 }
 
 /** Raised when the environment is invalid; its message is one line naming the variable. */
@@ -130,6 +161,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     relayAckTimeoutMs: e.RELAY_ACK_TIMEOUT_MS,
     relayWindow: e.RELAY_WINDOW,
     relayPingMs: e.RELAY_PING_MS,
+    rates: {
+      numberMonthly: {
+        local: usdToMicros(e.RATE_NUMBER_LOCAL_MONTHLY_USD),
+        toll_free: usdToMicros(e.RATE_NUMBER_TOLL_FREE_MONTHLY_USD),
+        mobile: usdToMicros(e.RATE_NUMBER_MOBILE_MONTHLY_USD),
+      },
+      callPerSecond: { inbound: usdToMicros(e.RATE_CALL_INBOUND_PER_MINUTE_USD) / 60, outbound: usdToMicros(e.RATE_CALL_OUTBOUND_PER_MINUTE_USD) / 60 },
+      smsInbound: usdToMicros(e.RATE_SMS_INBOUND_USD),
+    },
+    callBillingBlockSeconds: e.CALL_BILLING_BLOCK_SECONDS,
+    numberGraceDays: e.NUMBER_GRACE_DAYS,
+    billingIntervalMs: e.BILLING_INTERVAL_MS,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { createLocalBus, type Bus } from "./bus.js";
+import { BillingJobs } from "./billing/billing-jobs.js";
 import { createPostgresBus } from "./bus-postgres.js";
 import { CallEngine } from "./calls/call-engine.js";
 import type { Carrier } from "./carrier/carrier.js";
@@ -29,8 +30,10 @@ export interface Core {
   baseUrl: string;
   /** This process, among those sharing the database (relay sessions record their holder). */
   processId: string;
-  /** Delivers webhook jobs (started unless `deliverWebhooks: false`). */
+  /** Delivers webhook jobs (started unless `runJobs: false`). */
   webhooks: DeliveryWorker;
+  /** Meters live calls and renews number leases (started unless `runJobs: false`). */
+  billing: BillingJobs;
   /** The clock; tests may replace it to move time. */
   now(): Date;
   /** Closes what the core opened (the database, the mail transport). */
@@ -42,8 +45,8 @@ export interface CreateCoreOptions {
   /** A ready PGlite instead of opening DATA_DIR (tests). */
   pglite?: PGlite;
   mailer?: Mailer;
-  /** Run a webhook delivery worker in this process (default true). */
-  deliverWebhooks?: boolean;
+  /** Run the background jobs (webhook deliveries, billing) in this process (default true). */
+  runJobs?: boolean;
 }
 
 /** Opens the database (migrating it), loads the server secret and wires the core services. */
@@ -72,10 +75,12 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     carrier,
     calls: undefined as unknown as CallEngine,
     webhooks: undefined as unknown as DeliveryWorker,
+    billing: undefined as unknown as BillingJobs,
     baseUrl: config.baseUrl ?? `http://localhost:${config.port}`,
     processId: newId("sess"),
     now: () => new Date(),
     async close() {
+      await core.billing.close();
       await core.webhooks.close();
       core.calls.close();
       await carrier.close();
@@ -87,6 +92,10 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   core.calls = new CallEngine(core);
   carrier.start(core.calls);
   core.webhooks = new DeliveryWorker(core);
-  if (options.deliverWebhooks !== false) core.webhooks.start();
+  core.billing = new BillingJobs(core);
+  if (options.runJobs !== false) {
+    core.webhooks.start();
+    core.billing.start();
+  }
   return core;
 }

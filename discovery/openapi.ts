@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
 import { WEBHOOK_MESSAGES } from "../core/webhooks/protocol2-schemas.js";
 import type { AuthPolicy, Operation, ResponseSpec } from "./operation.js";
 import { Problem } from "./problem.js";
@@ -26,8 +27,13 @@ const SECURITY: Record<AuthPolicy, RouteConfig["security"]> = {
 };
 
 /** The statuses an operation's problems can have, from what it declares and what it implies. */
+const IdempotencyKey = z.string().min(1).max(255).meta({
+  description: "Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409.",
+});
+
 export function problemStatuses(op: Operation): number[] {
   const statuses = new Set(op.errors ?? []);
+  if (op.idempotent) statuses.add(409);
   if (op.auth !== "none") statuses.add(401);
   if (op.params) statuses.add(404);
   if (op.query) statuses.add(422);
@@ -46,6 +52,12 @@ function toRouteConfig(op: Operation): RouteConfig {
   const problem = { "application/problem+json": { schema: Problem } };
   const responses: RouteConfig["responses"] = {};
   for (const spec of [op.response, ...(op.otherResponses ?? [])]) responses[spec.status] = toResponse(spec);
+  if (op.idempotent) {
+    responses[op.response.status] = {
+      ...toResponse(op.response),
+      headers: { "Idempotent-Replayed": { description: "true when this is the stored answer to an earlier request with the same Idempotency-Key", schema: { type: "string" } } },
+    };
+  }
   for (const status of problemStatuses(op)) {
     responses[status] = { description: PROBLEM_DESCRIPTIONS[status] ?? "Problem", content: problem };
   }
@@ -62,6 +74,7 @@ function toRouteConfig(op: Operation): RouteConfig {
     request: {
       params: op.params,
       query: op.query,
+      headers: op.idempotent ? z.object({ "Idempotency-Key": IdempotencyKey.optional() }) : undefined,
       body: op.body ? { required: op.bodyRequired !== false, content: { "application/json": { schema: op.body } } } : undefined,
     },
     responses,

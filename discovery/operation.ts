@@ -43,6 +43,8 @@ export interface Operation {
   otherResponses?: ResponseSpec[];
   /** Problem statuses beyond those implied by auth, params and body (401, 404, 400/413/415/422). */
   errors?: number[];
+  /** Honours an `Idempotency-Key` header: a retry with the same key and request gets the first answer. */
+  idempotent?: boolean;
   /** Extra members for the operation object, such as MPP's `x-payment-info`. */
   extensions?: Record<string, unknown>;
 }

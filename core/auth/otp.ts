@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { findOrCreateAccountByEmail } from "../accounts/accounts.js";
+import { usdToMicros } from "../billing/money.js";
 import type { Core } from "../core.js";
 import { otpCodes } from "../db/schema/otp-codes.js";
 import { AppError } from "../errors.js";
@@ -73,7 +74,7 @@ export async function verifyOtp(core: Core, input: { email: string; otp: string 
     const valid = row !== undefined && row.expiresAt > now && safeEqual(row.codeHash, codeHash(core, email, input.otp));
     if (!valid) throw new AppError("invalid_otp", "The code is invalid or has expired. Request a new one with POST /v1/auth/otp.");
     await tx.delete(otpCodes).where(eq(otpCodes.email, email));
-    const account = await findOrCreateAccountByEmail(tx, email);
+    const account = await findOrCreateAccountByEmail(tx, email, { creditMicros: usdToMicros(core.config.signupCreditUsd), at: now });
     const key = await mintApiKey(tx, account.accountId, "sign-in");
     return { api_key: key.api_key, key_id: key.key_id, account_id: account.accountId, account_created: account.created };
   });

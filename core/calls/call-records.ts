@@ -2,6 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Executor } from "../db/database.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
+import { formatMicros } from "../billing/money.js";
 import { notFound } from "../errors.js";
 import type { Call } from "./schemas.js";
 
@@ -23,6 +24,9 @@ export function presentCall(row: CallRow): Call {
     answered_at: row.answeredAt?.toISOString() ?? null,
     ended_at: row.endedAt?.toISOString() ?? null,
     duration_seconds: row.durationSeconds,
+    billed_seconds: row.billedSeconds,
+    charge: formatMicros(row.chargedMicros),
+    currency: "USD",
   };
 }
 
@@ -30,6 +34,12 @@ export function presentCall(row: CallRow): Call {
 export async function loadCall(db: Executor, accountId: string, callId: string): Promise<CallRow> {
   const [row] = await db.select().from(calls).where(and(eq(calls.callId, callId), eq(calls.accountId, accountId)));
   if (!row) throw notFound("call", callId);
+  return row;
+}
+
+/** A call by id alone, for jobs that act on whatever account owns it. */
+export async function loadCallById(db: Executor, callId: string): Promise<CallRow | undefined> {
+  const [row] = await db.select().from(calls).where(eq(calls.callId, callId));
   return row;
 }
 

@@ -1,5 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { EndedBy } from "../carrier/carrier.js";
+import { settleCallBilling, startCallBilling } from "../billing/call-billing.js";
+import { formatMicros } from "../billing/money.js";
 import type { Core } from "../core.js";
 import type { Transaction } from "../db/database.js";
 import { calls, type CallStatus } from "../db/schema/calls.js";
@@ -32,12 +34,13 @@ export function transcriptUrl(core: Core, callId: string): string {
  * has already ended are ignored (carriers repeat themselves), and a call ended before it was
  * answered is `canceled`, not `completed`. Returns the updated row, or null when nothing changed.
  */
-export async function applyCallStatus(core: Core, callId: string, status: CallStatus, endedBy?: EndedBy): Promise<CallRow | null> {
+export async function applyCallStatus(core: Core, callId: string, status: CallStatus, endedBy?: EndedBy, options: { at?: Date } = {}): Promise<CallRow | null> {
   const updated = await core.db.transaction(async (tx) => {
     const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
     if (!call || TERMINAL_STATUSES.has(call.status) || call.status === status) return null;
     const next: CallStatus = status === "completed" && !call.answeredAt ? "canceled" : status;
-    const now = core.now();
+    // `at`: when it really happened (a call that ran out of money ends when its paid time did).
+    const now = options.at ?? core.now();
     const changes: Partial<CallRow> = { status: next, updatedAt: now };
     if (next === "in-progress") changes.answeredAt = now;
     if (TERMINAL_STATUSES.has(next)) {
@@ -45,8 +48,13 @@ export async function applyCallStatus(core: Core, callId: string, status: CallSt
       changes.endedBy = endedBy ?? "carrier";
       changes.durationSeconds = call.answeredAt ? Math.ceil((now.getTime() - call.answeredAt.getTime()) / 1000) : 0;
     }
-    const [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
-    if (TERMINAL_STATUSES.has(next)) await recordEnding(core, tx, row!);
+    let [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
+    if (next === "in-progress") await startCallBilling(core, tx, row!);
+    if (TERMINAL_STATUSES.has(next)) {
+      await settleCallBilling(core, tx, row!);
+      [row] = await tx.select().from(calls).where(eq(calls.callId, callId));
+      await recordEnding(core, tx, row!);
+    }
     if (next === "in-progress" && row!.direction === "outbound") await startOutboundSession(core, tx, row!);
     return row!;
   });
@@ -88,6 +96,9 @@ async function recordEnding(core: Core, tx: Transaction, call: CallRow): Promise
         answered_at: call.answeredAt?.toISOString() ?? null,
         ended_at: now.toISOString(),
         duration_seconds: call.durationSeconds,
+        billed_seconds: call.billedSeconds,
+        charge: formatMicros(call.chargedMicros),
+        currency: "USD",
         ended_by: call.endedBy,
         transcript_url: transcriptUrl(core, call.callId),
       },

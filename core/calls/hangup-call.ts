@@ -8,8 +8,8 @@ import { TERMINAL_STATUSES } from "./schemas.js";
  * Ends a call from the service's side: recorded first (completed, or canceled if never
  * answered), then the carrier is told to drop it. Ending an ended call changes nothing.
  */
-export async function hangupCall(core: Core, call: CallRow, endedBy: EndedBy): Promise<void> {
+export async function hangupCall(core: Core, call: CallRow, endedBy: EndedBy, at?: Date): Promise<void> {
   if (TERMINAL_STATUSES.has(call.status)) return;
-  const ended = await applyCallStatus(core, call.callId, "completed", endedBy);
+  const ended = await applyCallStatus(core, call.callId, "completed", endedBy, at ? { at } : {});
   if (ended) await core.carrier.hangupCall({ callId: call.callId, carrierRef: call.carrierRef });
 }

@@ -1,4 +1,6 @@
 import { and, eq } from "drizzle-orm";
+import { callRate, startCallBilling } from "../billing/call-billing.js";
+import { balanceOf } from "../billing/ledger.js";
 import type { InboundCallDecision } from "../carrier/carrier.js";
 import type { Core } from "../core.js";
 import { agents } from "../db/schema/agents.js";
@@ -20,6 +22,9 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
   const decision = await core.db.transaction(async (tx): Promise<InboundCallDecision> => {
     const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, call.to), eq(numbers.status, "active")));
     if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
+    const rate = callRate(core, "inbound");
+    // An account that cannot pay the first minute does not answer.
+    if ((await balanceOf(tx, number.accountId)) < rate * 60) return { accepted: false, reason: "insufficient_balance" };
     const [agent] = await tx.select().from(agents).where(eq(agents.agentId, number.agentId));
     const isOwnerCall = agent!.ownerNumber !== null && agent!.ownerNumber === call.from;
     const callId = newId("call");
@@ -35,10 +40,12 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
       isOwnerCall,
       voiceId: await resolveVoiceId(tx, number.accountId, agent!.voiceId),
       carrierRef: call.carrierRef,
+      rateMicrosPerSecond: rate,
       answeredAt: now,
       createdAt: now,
       updatedAt: now,
     }).returning();
+    await startCallBilling(core, tx, row!);
     await recordEvent(
       core,
       tx,

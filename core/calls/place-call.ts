@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
+import { callRate, requireFirstMinute } from "../billing/call-billing.js";
 import type { Core } from "../core.js";
 import { calls } from "../db/schema/calls.js";
 import { numbers } from "../db/schema/numbers.js";
@@ -10,8 +11,9 @@ import { applyCallStatus } from "./call-status.js";
 import { loadCall, presentCall } from "./call-records.js";
 
 /**
- * Places an outbound call from the agent's number (its oldest active one). The call is recorded
- * as queued before the carrier is asked, so its progress reports always find it.
+ * Places an outbound call from the agent's number (its oldest active one), if the balance covers
+ * the first minute (402 otherwise). The call is recorded as queued before the carrier is asked,
+ * so its progress reports always find it; talk time is paid from the moment it is answered.
  */
 export async function placeCall(core: Core, accountId: string, input: { agent_id: string; to_number: string }) {
   const call = await core.db.transaction(async (tx) => {
@@ -25,6 +27,8 @@ export async function placeCall(core: Core, accountId: string, input: { agent_id
     if (!number) {
       throw new AppError("no_active_number", `Agent ${agent.agentId} has no active phone number. Buy one with POST /v1/numbers, then place the call.`);
     }
+    const rate = callRate(core, "outbound");
+    await requireFirstMinute(tx, accountId, rate);
     const [row] = await tx
       .insert(calls)
       .values({
@@ -37,6 +41,7 @@ export async function placeCall(core: Core, accountId: string, input: { agent_id
         toNumber: input.to_number,
         status: "queued",
         voiceId: await resolveVoiceId(tx, accountId, agent.voiceId),
+        rateMicrosPerSecond: rate,
       })
       .returning();
     return row!;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Money } from "../billing/money.js";
 import { Pagination, PhoneNumber, Timestamp } from "../schemas/common.js";
 
 export const CALL_STATUSES = ["queued", "ringing", "in-progress", "completed", "busy", "no-answer", "failed", "canceled"] as const;
@@ -20,6 +21,9 @@ export const Call = z
     answered_at: Timestamp.nullable(),
     ended_at: Timestamp.nullable(),
     duration_seconds: z.number().int().nullable().meta({ description: "Seconds from answer to end; null while live" }),
+    billed_seconds: z.number().int().nullable().meta({ description: "Seconds billed, once ended: the talk time, unless the balance ran out" }),
+    charge: Money.meta({ description: "Charged so far: talk time is prepaid a block ahead and the unused rest refunded at the end" }),
+    currency: z.literal("USD"),
   })
   .meta({ id: "Call" });
 export type Call = z.infer<typeof Call>;

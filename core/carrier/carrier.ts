@@ -58,8 +58,10 @@ export interface CarrierSignals {
 
 export type EndedBy = "agent" | "caller" | "carrier" | "service";
 
-export type InboundCallDecision = { accepted: true; callId: string } | { accepted: false; reason: "not_in_service" };
-export type InboundSmsDecision = { accepted: true; messageId: string } | { accepted: false; reason: "not_in_service" };
+/** Why a call or text is turned away: nobody answers the number, or the account cannot pay. */
+export type Refusal = "not_in_service" | "insufficient_balance";
+export type InboundCallDecision = { accepted: true; callId: string } | { accepted: false; reason: Refusal };
+export type InboundSmsDecision = { accepted: true; messageId: string } | { accepted: false; reason: Refusal };
 
 /** A carrier refusing a request for a reason the client can act on (a 4xx, not a 500). */
 export class CarrierRefusal extends Error {

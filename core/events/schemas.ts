@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   "call.canceled",
   "sms.received",
   "webhook.test",
+  "number.renewal_failed",
+  "number.released",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import { tryCharge } from "../billing/ledger.js";
 import type { InboundSmsDecision } from "../carrier/carrier.js";
 import type { Core } from "../core.js";
 import { conversations } from "../db/schema/conversations.js";
@@ -17,6 +18,14 @@ export async function receiveInboundSms(core: Core, sms: { to: string; from: str
   return core.db.transaction(async (tx): Promise<InboundSmsDecision> => {
     const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, sms.to), eq(numbers.status, "active")));
     if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
+    const messageId = newId("msg");
+    // Charged before anything is stored: a text the account cannot pay for is refused whole.
+    const paid = await tryCharge(
+      tx,
+      { accountId: number.accountId, category: "sms", item: "sms.inbound", messageId, numberId: number.numberId, quantity: 1, description: `Text from ${sms.from} to ${sms.to}`, at: now },
+      core.config.rates.smsInbound,
+    );
+    if (!paid) return { accepted: false, reason: "insufficient_balance" };
     const [conversation] = await tx
       .insert(conversations)
       .values({ conversationId: newId("conv"), accountId: number.accountId, agentId: number.agentId, remoteNumber: sms.from, messageCount: 1, lastMessageAt: now, createdAt: now, updatedAt: now })
@@ -25,7 +34,6 @@ export async function receiveInboundSms(core: Core, sms: { to: string; from: str
         set: { messageCount: sql`${conversations.messageCount} + 1`, lastMessageAt: now, updatedAt: now },
       })
       .returning({ conversationId: conversations.conversationId });
-    const messageId = newId("msg");
     await tx.insert(messages).values({
       messageId,
       accountId: number.accountId,

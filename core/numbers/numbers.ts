@@ -1,6 +1,8 @@
 import { and, desc, eq } from "drizzle-orm";
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { loadAgent } from "../agents/agents.js";
+import { charge } from "../billing/ledger.js";
+import { addMonths } from "../billing/months.js";
 import { CarrierRefusal } from "../carrier/carrier.js";
 import type { Core } from "../core.js";
 import type { Executor } from "../db/database.js";
@@ -49,29 +51,55 @@ async function isTaken(db: Executor, phoneNumber: string): Promise<boolean> {
   return row !== undefined;
 }
 
-/** Buys a number from the carrier for one of the account's agents. */
-export async function buyNumber(core: Core, accountId: string, input: BuyNumberBody): Promise<PhoneNumberRecord> {
+/**
+ * Buys a number for one of the account's agents and charges its first month, in the transaction
+ * that records it: no money, no number (402), and a number the account could not pay for goes
+ * back to the carrier.
+ */
+export async function buyNumber(core: Core, accountId: string, input: BuyNumberBody, options: { autoRenew?: boolean } = {}): Promise<PhoneNumberRecord> {
   await loadAgent(core.db, accountId, input.agent_id);
+  const fee = core.config.rates.numberMonthly[input.number_type];
   // Two concurrent purchases can be offered the same free sandbox number; the unique index
   // lets one have it and the other asks the carrier again.
   for (let attempt = 0; attempt < 5; attempt++) {
     const bought = await core.carrier
       .buyNumber({ country: input.country, numberType: input.number_type, areaCode: input.area_code }, (n) => isTaken(core.db, n))
       .catch(refusalToError);
-    const [row] = await core.db
-      .insert(numbers)
-      .values({
-        numberId: newId("num"),
-        accountId,
-        agentId: input.agent_id,
-        phoneNumber: bought.phoneNumber,
-        country: input.country,
-        numberType: input.number_type,
-        source: "purchased",
-        carrierRef: bought.carrierRef,
+    const now = core.now();
+    const row = await core.db
+      .transaction(async (tx) => {
+        const [inserted] = await tx
+          .insert(numbers)
+          .values({
+            numberId: newId("num"),
+            accountId,
+            agentId: input.agent_id,
+            phoneNumber: bought.phoneNumber,
+            country: input.country,
+            numberType: input.number_type,
+            source: "purchased",
+            carrierRef: bought.carrierRef,
+            monthlyFeeMicros: fee,
+            paidThrough: addMonths(now, 1),
+            autoRenew: options.autoRenew ?? true,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .onConflictDoNothing({ target: numbers.phoneNumber })
+          .returning();
+        if (!inserted) return null;
+        await charge(
+          tx,
+          { accountId, category: "number", item: "number.purchase", numberId: inserted.numberId, quantity: 1, description: `${inserted.phoneNumber}: first month`, at: now },
+          fee,
+          `A ${input.number_type} number's first month`,
+        );
+        return inserted;
       })
-      .onConflictDoNothing({ target: numbers.phoneNumber })
-      .returning();
+      .catch(async (error: unknown) => {
+        await core.carrier.releaseNumber(bought);
+        throw error;
+      });
     if (row) return presentNumber(row);
   }
   throw new AppError("no_numbers_available", "No free number could be reserved; try again or choose another area code.");

@@ -4,6 +4,7 @@ import { SandboxCarrier } from "../carrier/sandbox-carrier.js";
 import type { Core } from "../core.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError, notFound } from "../errors.js";
+import type { Refusal } from "../carrier/carrier.js";
 
 /**
  * The sandbox's far party, scoped to the caller's own account: a client can ring, text and speak
@@ -16,6 +17,11 @@ function sandbox(core: Core): SandboxCarrier {
 
 const notInService = (to: string) =>
   new AppError("number_not_in_service", `The number you have dialed, ${to}, is not in service: no agent answers it. Reassign it to an agent first.`);
+
+function refused(reason: Refusal, to: string, what: string): AppError {
+  if (reason === "insufficient_balance") return new AppError("insufficient_balance", `The account that owns ${to} cannot pay for ${what}. Top up, then try again.`);
+  return notInService(to);
+}
 
 async function ownActiveNumber(core: Core, accountId: string, phoneNumber: string) {
   const [row] = await core.db
@@ -31,7 +37,7 @@ async function ownActiveNumber(core: Core, accountId: string, phoneNumber: strin
 export async function ringInbound(core: Core, accountId: string, input: { to_number: string; from_number: string }) {
   await ownActiveNumber(core, accountId, input.to_number);
   const decision = await sandbox(core).ringInbound({ to: input.to_number, from: input.from_number });
-  if (!decision.accepted) throw notInService(input.to_number);
+  if (!decision.accepted) throw refused(decision.reason, input.to_number, "the call's first minute");
   return { call_id: decision.callId };
 }
 
@@ -56,7 +62,7 @@ export async function farPartyHangsUp(core: Core, accountId: string, callId: str
 export async function textInbound(core: Core, accountId: string, input: { to_number: string; from_number: string; text: string }) {
   await ownActiveNumber(core, accountId, input.to_number);
   const decision = await sandbox(core).deliverSms({ to: input.to_number, from: input.from_number, text: input.text });
-  if (!decision.accepted) throw notInService(input.to_number);
+  if (!decision.accepted) throw refused(decision.reason, input.to_number, "a received text");
   return { message_id: decision.messageId };
 }
 

@@ -1,7 +1,9 @@
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { Core } from "../../core/core.js";
-import { AppError, type FieldError } from "../../core/errors.js";
+import { createHash } from "node:crypto";
+import { AppError, type ErrorCode, type FieldError } from "../../core/errors.js";
+import { beginIdempotent, finishIdempotent, releaseIdempotent } from "../../core/idempotency.js";
 import { withRequestId } from "../../core/logger.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { authenticate, type PrincipalFor } from "./authenticate.js";
@@ -88,18 +90,49 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
   if (errors.length > 0) {
     throw new AppError("validation_error", `The request has ${errors.length} invalid field${errors.length === 1 ? "" : "s"}: ${errors.map((e) => e.field).join(", ")}.`, { errors });
   }
-  const result = await route.handler({ params, query, body, auth, core, req, res } as never);
+  const run = async () => {
+    const result = await route.handler({ params, query, body, auth, core, req, res } as never);
+    return result instanceof Reply ? result : new Reply(route.response.status, result);
+  };
+  const key = route.idempotent ? req.get("idempotency-key") : undefined;
+  const reply = key === undefined ? await run() : await runIdempotent(core, req, auth, key, body, run);
   if (res.headersSent) return;
-  if (result instanceof Reply) {
-    res.set(result.headers).status(result.status);
-    if (result.body === undefined) res.end();
-    else res.json(result.body);
-    return;
+  res.set(reply.headers).status(reply.status);
+  if (reply.body === undefined) res.end();
+  else if (route.response.contentType && route.response.contentType !== "application/json") res.type(route.response.contentType).send(reply.body);
+  else res.json(reply.body);
+}
+
+/**
+ * Runs a request at most once per Idempotency-Key: a retry with the same key and request gets
+ * the stored answer (marked Idempotent-Replayed). Final answers are stored, errors included, as
+ * Stripe does; a 5xx or 429 is not, so the retry runs again.
+ */
+async function runIdempotent(core: Core, req: Request, auth: unknown, key: string, body: unknown, run: () => Promise<Reply>): Promise<Reply> {
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new AppError("validation_error", "Idempotency-Key must be 1 to 255 printable characters.", { errors: [{ field: "Idempotency-Key", message: "must be 1 to 255 printable characters" }] });
   }
-  res.status(route.response.status);
-  if (result === undefined) res.end();
-  else if (route.response.contentType && route.response.contentType !== "application/json") res.type(route.response.contentType).send(result);
-  else res.json(result);
+  const scope = (auth as { accountId?: string }).accountId ?? "anonymous";
+  const hash = createHash("sha256").update(`${req.method} ${req.path}\n${JSON.stringify(body ?? null)}`).digest("hex");
+  const started = await beginIdempotent(core.db, scope, key, hash, core.now());
+  if (started.kind === "replay") {
+    const replayed = { "Idempotent-Replayed": "true" };
+    const problem = (started.body as { problem?: { code: ErrorCode; detail: string; extra: Record<string, unknown> } } | null)?.problem;
+    if (problem) throw new AppError(problem.code, problem.detail, { extra: problem.extra, headers: replayed });
+    return new Reply(started.status, started.body, replayed);
+  }
+  try {
+    const reply = await run();
+    await finishIdempotent(core.db, scope, key, reply.status, reply.body);
+    return reply;
+  } catch (error) {
+    if (error instanceof AppError && error.status < 500 && error.status !== 429) {
+      await finishIdempotent(core.db, scope, key, error.status, { problem: { code: error.code, detail: error.detail, extra: error.extra } });
+    } else {
+      await releaseIdempotent(core.db, scope, key);
+    }
+    throw error;
+  }
 }
 
 function parsePart(schema: z.ZodType | undefined, input: unknown, errors: FieldError[]): unknown {

@@ -2,6 +2,7 @@ import type { Config } from "../../core/config.js";
 import type { Route } from "../http/route.js";
 import { agentRoutes } from "./agents.js";
 import { authRoutes } from "./auth.js";
+import { billingRoutes } from "./billing.js";
 import { callRoutes } from "./calls.js";
 import { discoveryRoutes } from "./discovery.js";
 import { eventRoutes } from "./events.js";
@@ -26,6 +27,7 @@ export function allRoutes(config: Pick<Config, "carrier">): Route[] {
     ...messageRoutes,
     ...voiceRoutes,
     ...feedbackRoutes,
+    ...billingRoutes,
   );
   if (config.carrier === "sandbox") routes.push(...sandboxRoutes);
   return routes;

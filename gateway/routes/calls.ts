@@ -10,15 +10,18 @@ const tags = ["Calls"];
 export const callRoutes = [
   defineRoute({
     operationId: "placeCall",
+    idempotent: true,
     method: "post",
     path: "/v1/calls",
     summary: "Place a call",
-    description: "Calls `to_number` from the agent's number. An agent with no active number gets 400 `no_active_number`.",
+    description:
+      "Calls `to_number` from the agent's number. An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. " +
+      "Talk time is billed per second while the call runs, and the service ends the call when the balance runs out. Send an Idempotency-Key to make retries safe.",
     tags,
     auth: "api_key",
     body: PlaceCallBody,
     response: { status: 201, description: "The call, with its status so far", schema: Call },
-    errors: [404],
+    errors: [402, 404],
     handler: ({ core, auth, body }) => placeCall(core, auth.accountId, body),
   }),
   defineRoute({

@@ -21,15 +21,18 @@ export const numberRoutes = [
   }),
   defineRoute({
     operationId: "buyNumber",
+    idempotent: true,
     method: "post",
     path: "/v1/numbers",
     summary: "Buy a number",
-    description: "Buys a number for an agent. The sandbox carrier sells fictional numbers in US, CA (555-01xx) and GB (Ofcom drama ranges).",
+    description:
+      "Buys a number for an agent and charges its first month (402 `insufficient_balance` if the balance does not cover it); the lease renews monthly. " +
+      "The sandbox carrier sells fictional numbers in US, CA (555-01xx) and GB (Ofcom drama ranges). Send an Idempotency-Key to make retries safe.",
     tags,
     auth: "api_key",
     body: BuyNumberBody,
     response: { status: 201, description: "The new number", schema: PhoneNumberRecord },
-    errors: [404, 409],
+    errors: [402, 404, 409],
     handler: ({ core, auth, body }) => buyNumber(core, auth.accountId, body),
   }),
   defineRoute({

@@ -24,7 +24,7 @@ export const sandboxRoutes = [
     auth: "api_key",
     body: SandboxInboundCallBody,
     response: { status: 201, description: "The call", schema: SandboxCallStarted },
-    errors: [404, 409],
+    errors: [402, 404, 409],
     handler: ({ core, auth, body }) => ringInbound(core, auth.accountId, body),
   }),
   defineRoute({
@@ -62,7 +62,7 @@ export const sandboxRoutes = [
     auth: "api_key",
     body: SandboxInboundSmsBody,
     response: { status: 201, description: "The message stored", schema: SandboxSmsDelivered },
-    errors: [404, 409],
+    errors: [402, 404, 409],
     handler: ({ core, auth, body }) => textInbound(core, auth.accountId, body),
   }),
 ];

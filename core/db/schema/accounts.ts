@@ -1,4 +1,4 @@
-import { pgTable, text } from "drizzle-orm/pg-core";
+import { bigint, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
 
 /** A customer. Signed-in accounts have an e-mail address; wallet accounts (no signup) do not. */
@@ -7,5 +7,10 @@ export const accounts = pgTable("accounts", {
   email: text("email").unique(),
   /** The account's default voice preset; null means the system default. */
   defaultVoiceId: text("default_voice_id"),
+  /**
+   * The prepaid balance in micro-USD: the sum of the account's ledger, kept here so a charge is
+   * one conditional update. It changes only together with a ledger row, in one transaction.
+   */
+  balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
   createdAt: timestamptz("created_at").notNull().defaultNow(),
 });

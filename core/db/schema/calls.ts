@@ -1,4 +1,4 @@
-import { boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
 import { accountIdColumn, agentIdColumn } from "../ownership.js";
 import { accounts } from "./accounts.js";
@@ -28,7 +28,19 @@ export const calls = pgTable(
     answeredAt: timestamptz("answered_at"),
     endedAt: timestamptz("ended_at"),
     durationSeconds: integer("duration_seconds"),
+    /** The rate in effect when the call started, micro-USD per second. */
+    rateMicrosPerSecond: bigint("rate_micros_per_second", { mode: "number" }).notNull().default(0),
+    /** Talk time is prepaid in blocks: the call is paid through this moment. */
+    paidUntil: timestamptz("paid_until"),
+    /** What the call's ledger rows add up to so far (debits less refunds). */
+    chargedMicros: bigint("charged_micros", { mode: "number" }).notNull().default(0),
+    /** The seconds finally billed: the talk time, unless the balance ran out first. */
+    billedSeconds: integer("billed_seconds"),
     ...timestamps,
   },
-  (t) => [index("calls_account_idx").on(t.accountId, t.callId), index("calls_agent_idx").on(t.agentId, t.callId)],
+  (t) => [
+    index("calls_account_idx").on(t.accountId, t.callId),
+    index("calls_agent_idx").on(t.agentId, t.callId),
+    index("calls_metering_idx").on(t.status, t.paidUntil),
+  ],
 );

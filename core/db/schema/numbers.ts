@@ -1,4 +1,4 @@
-import { index, pgTable, text } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
 import { accountIdColumn } from "../ownership.js";
 import { accounts } from "./accounts.js";
@@ -21,8 +21,20 @@ export const numbers = pgTable(
     source: text("source").$type<"purchased" | "attached">().notNull(),
     status: text("status").$type<"active" | "released">().notNull().default("active"),
     carrierRef: text("carrier_ref"),
+    /** The monthly fee, micro-USD, fixed at purchase; 0 for attached numbers. */
+    monthlyFeeMicros: bigint("monthly_fee_micros", { mode: "number" }).notNull().default(0),
+    /** The lease: paid through this moment. Null for attached numbers (no fee). */
+    paidThrough: timestamptz("paid_through"),
+    /** Renewed by the service each month (API purchases), or only on request (prepaid leases). */
+    autoRenew: boolean("auto_renew").notNull().default(true),
+    /** When a renewal could not be paid; the number is released after the grace period. */
+    renewalFailedAt: timestamptz("renewal_failed_at"),
     releasedAt: timestamptz("released_at"),
     ...timestamps,
   },
-  (t) => [index("numbers_account_idx").on(t.accountId, t.numberId), index("numbers_agent_idx").on(t.agentId)],
+  (t) => [
+    index("numbers_account_idx").on(t.accountId, t.numberId),
+    index("numbers_agent_idx").on(t.agentId),
+    index("numbers_lease_idx").on(t.status, t.paidThrough),
+  ],
 );

@@ -1,0 +1,36 @@
+import { eq } from "drizzle-orm";
+import { expect } from "vitest";
+import type { Core } from "../../core/core.js";
+import { accounts } from "../../core/db/schema/accounts.js";
+import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
+
+/** The account's ledger rows, oldest first. */
+export async function ledgerOf(core: Core, accountId: string) {
+  return core.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId)).orderBy(ledgerEntries.transactionId);
+}
+
+/** Asserts the invariant every money test ends on: the balance is the ledger's sum, and not negative. */
+export async function expectBalanceIsLedgerSum(core: Core, accountId: string): Promise<number> {
+  const [account] = await core.db.select({ balance: accounts.balanceMicros }).from(accounts).where(eq(accounts.accountId, accountId));
+  const rows = await ledgerOf(core, accountId);
+  const sum = rows.reduce((total, row) => total + row.amountMicros, 0);
+  expect(account!.balance).toBe(sum);
+  expect(account!.balance).toBeGreaterThanOrEqual(0);
+  if (rows.length > 0) expect(rows.at(-1)!.balanceAfterMicros).toBe(account!.balance);
+  return sum;
+}
+
+/** A clock a test moves by hand (the service reads core.now()). */
+export function manualClock(core: Core, start = new Date("2026-11-22T10:00:00.000Z")) {
+  let now = start.getTime();
+  core.now = () => new Date(now);
+  return {
+    advance(ms: number) {
+      now += ms;
+    },
+    set(date: Date) {
+      now = date.getTime();
+    },
+    now: () => new Date(now),
+  };
+}
