@@ -18,7 +18,7 @@ ENV NODE_ENV=production \
     PORT=8080
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # Migrations run at start-up, read from the project root (the folder of package.json).
 COPY core/db/migrations ./core/db/migrations

@@ -22,7 +22,7 @@ describe("loadConfig", () => {
   it("reads every variable it knows and ignores the rest", () => {
     const config = loadConfig({
       PORT: "9000", HOST: "0.0.0.0", BASE_URL: "https://api.example.com/", DATABASE_URL: "postgres://u@h/db", DATA_DIR: "/var/lib/x",
-      SMTP_URL: "smtps://u:p@mail:465", CARRIER: "sandbox", SIGNUP_CREDIT_USD: "0", ALLOW_PRIVATE_WEBHOOKS: "yes", SECRET_KEY: "k".repeat(32), PAYMENTS_MODE: "chain",
+      SMTP_URL: "smtps://u:p@mail:465", CARRIER: "sandbox", SIGNUP_CREDIT_USD: "0", ALLOW_PRIVATE_WEBHOOKS: "yes", SECRET_KEY: "k".repeat(32), PAYMENTS_MODE: "chain", X402_RPC_URL: "http://127.0.0.1:8545", X402_RELAYER_PRIVATE_KEY: "0x" + "11".repeat(32), X402_PAYEE: "0x" + "22".repeat(20),
       TRUST_PROXY: "2", LOG_LEVEL: "debug", UNRELATED: "whatever",
     });
     expect(config).toMatchObject({
@@ -34,6 +34,15 @@ describe("loadConfig", () => {
   it("reads retry schedules as lists of durations", () => {
     expect(loadConfig({}).webhookRetryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "10ms, 2s,1m,1h" }).webhookRetryScheduleMs).toEqual([10, 2_000, 60_000, 3_600_000]);
+  });
+
+  it.each([
+    [{ PAYMENTS_MODE: "chain", X402_RELAYER_PRIVATE_KEY: "0x" + "11".repeat(32), X402_PAYEE: "0x" + "22".repeat(20) }, "X402_RPC_URL"],
+    [{ PAYMENTS_MODE: "chain", X402_RPC_URL: "http://x", X402_PAYEE: "0x" + "22".repeat(20) }, "X402_RELAYER_PRIVATE_KEY"],
+    [{ PAYMENTS_MODE: "facilitator", X402_PAYEE: "0x" + "22".repeat(20) }, "X402_FACILITATOR_URL"],
+    [{ PAYMENTS_MODE: "facilitator", X402_FACILITATOR_URL: "https://f.example" }, "X402_PAYEE"],
+  ])("refuses a payments mode without what it needs: %j needs %s", (env, name) => {
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${name} is required`));
   });
 
   it("treats empty strings as unset", () => {
@@ -53,6 +62,8 @@ describe("loadConfig", () => {
     ["SIGNUP_CREDIT_USD", "-1"],
     ["LOG_LEVEL", "loud"],
     ["TURN_TIMEOUT_MS", "5"],
+    ["X402_NETWORK", "base"],
+    ["X402_PAYEE", "0x123"],
     ["WEBHOOK_RETRY_SCHEDULE", "5s,soon"],
     ["RELAY_WINDOW", "0"],
   ])("stops with one line naming %s=%s", (name, value) => {

@@ -22,6 +22,8 @@ const schedule = z
     }),
   );
 
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte address");
+
 const usd = z
   .string()
   .regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a dollar amount such as 5.00 (at most 6 decimals)");
@@ -72,6 +74,18 @@ const EnvSchema = z.object({
   CALL_BILLING_BLOCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   NUMBER_GRACE_DAYS: z.coerce.number().int().min(0).max(90).default(7),
   BILLING_INTERVAL_MS: z.coerce.number().int().min(50).max(3_600_000).default(1_000),
+  // No-signup payments (x402, MPP): USDC-like EIP-3009 tokens with 6 decimals, so one atomic
+  // unit is one micro-dollar. The default network and asset are Base Sepolia's test USDC.
+  X402_NETWORK: z.string().regex(/^eip155:\d+$/, "expected a CAIP-2 EVM network such as eip155:84532").default("eip155:84532"),
+  X402_ASSET: address.default("0x036CbD53842c5426634e7929541eC2318f3dCF7e"),
+  X402_ASSET_NAME: z.string().min(1).default("USDC"),
+  X402_ASSET_VERSION: z.string().min(1).default("2"),
+  X402_PAYEE: address.optional(),
+  X402_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  X402_RELAYER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 32-byte hex private key").optional(),
+  X402_FACILITATOR_URL: z.url({ protocol: /^https?$/ }).optional(),
+  TOPUP_MIN_USD: usd.default("0.50"),
+  TOPUP_MAX_USD: usd.default("500"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -119,6 +133,20 @@ export interface Config {
   numberGraceDays: number;
   /** How often the billing jobs (call metering, renewals) run. */
   billingIntervalMs: number;
+  payments: {
+    network: `eip155:${number}`;
+    chainId: number;
+    asset: `0x${string}`;
+    assetName: string;
+    assetVersion: string;
+    /** Unset: derived from the server secret (local mode only). */
+    payee: `0x${string}` | undefined;
+    rpcUrl: string | undefined;
+    relayerPrivateKey: `0x${string}` | undefined;
+    facilitatorUrl: string | undefined;
+    topupMinMicros: number;
+    topupMaxMicros: number;
+  };
 }
 
 /** Raised when the environment is invalid; its message is one line naming the variable. */
@@ -138,6 +166,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(present[name] ?? "")}: ${issue.message}`);
   }
   const e = parsed.data;
+  const missing = (name: string, why: string) => new ConfigError(`Invalid configuration: ${name} is required ${why}`);
+  if (e.PAYMENTS_MODE === "chain" && !e.X402_RPC_URL) throw missing("X402_RPC_URL", "with PAYMENTS_MODE=chain");
+  if (e.PAYMENTS_MODE === "chain" && !e.X402_RELAYER_PRIVATE_KEY) throw missing("X402_RELAYER_PRIVATE_KEY", "with PAYMENTS_MODE=chain");
+  if (e.PAYMENTS_MODE === "facilitator" && !e.X402_FACILITATOR_URL) throw missing("X402_FACILITATOR_URL", "with PAYMENTS_MODE=facilitator");
+  if (e.PAYMENTS_MODE !== "local" && !e.X402_PAYEE) throw missing("X402_PAYEE", `with PAYMENTS_MODE=${e.PAYMENTS_MODE} (real money needs a real payee)`);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -173,6 +206,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     callBillingBlockSeconds: e.CALL_BILLING_BLOCK_SECONDS,
     numberGraceDays: e.NUMBER_GRACE_DAYS,
     billingIntervalMs: e.BILLING_INTERVAL_MS,
+    payments: {
+      network: e.X402_NETWORK as `eip155:${number}`,
+      chainId: Number(e.X402_NETWORK.split(":")[1]),
+      asset: e.X402_ASSET as `0x${string}`,
+      assetName: e.X402_ASSET_NAME,
+      assetVersion: e.X402_ASSET_VERSION,
+      payee: e.X402_PAYEE as `0x${string}` | undefined,
+      rpcUrl: e.X402_RPC_URL,
+      relayerPrivateKey: e.X402_RELAYER_PRIVATE_KEY as `0x${string}` | undefined,
+      facilitatorUrl: e.X402_FACILITATOR_URL,
+      topupMinMicros: usdToMicros(e.TOPUP_MIN_USD),
+      topupMaxMicros: usdToMicros(e.TOPUP_MAX_USD),
+    },
   };
 }
 

@@ -24,6 +24,7 @@ const SECURITY: Record<AuthPolicy, RouteConfig["security"]> = {
   api_key_or_push_token: [{ apiKey: [] }, { pushToken: [] }],
   api_key_or_agent_token: [{ apiKey: [] }, { agentToken: [] }],
   agent_token_or_payment: [{ agentToken: [] }, {}],
+  payment: [{}, { apiKey: [] }],
 };
 
 /** The statuses an operation's problems can have, from what it declares and what it implies. */
@@ -35,6 +36,7 @@ export function problemStatuses(op: Operation): number[] {
   const statuses = new Set(op.errors ?? []);
   if (op.idempotent) statuses.add(409);
   if (op.auth !== "none") statuses.add(401);
+  if (op.price) statuses.add(402);
   if (op.params) statuses.add(404);
   if (op.query) statuses.add(422);
   if (op.body) [400, 413, 415, 422].forEach((s) => statuses.add(s));
@@ -48,7 +50,7 @@ function toResponse(spec: ResponseSpec) {
   };
 }
 
-function toRouteConfig(op: Operation): RouteConfig {
+function toRouteConfig(op: Operation, extensions: Record<string, unknown> | undefined): RouteConfig {
   const problem = { "application/problem+json": { schema: Problem } };
   const responses: RouteConfig["responses"] = {};
   for (const spec of [op.response, ...(op.otherResponses ?? [])]) responses[spec.status] = toResponse(spec);
@@ -64,6 +66,7 @@ function toRouteConfig(op: Operation): RouteConfig {
   responses.default = { description: "Unexpected error (500): only the request id is given", content: problem };
   return {
     ...op.extensions,
+    ...extensions,
     method: op.method,
     path: op.path,
     operationId: op.operationId,
@@ -82,7 +85,12 @@ function toRouteConfig(op: Operation): RouteConfig {
 }
 
 /** The OpenAPI 3.1 document of the given operations, generated from the schemas the routes validate with. */
-export function buildOpenApiDocument(operations: Operation[], info: { baseUrl: string; version: string }) {
+export function buildOpenApiDocument(
+  operations: Operation[],
+  info: { baseUrl: string; version: string },
+  /** Extra members for an operation (MPP's x-payment-info on paid ones). */
+  extensionsFor: (op: Operation) => Record<string, unknown> | undefined = () => undefined,
+) {
   const registry = new OpenAPIRegistry();
   registry.registerComponent("securitySchemes", "apiKey", {
     type: "http",
@@ -99,7 +107,7 @@ export function buildOpenApiDocument(operations: Operation[], info: { baseUrl: s
     scheme: "bearer",
     description: "A no-signup wallet's `agent_token` (`at_...`) from the top-up route.",
   });
-  for (const op of operations) registry.registerPath(toRouteConfig(op));
+  for (const op of operations) registry.registerPath(toRouteConfig(op, extensionsFor(op)));
   // What the service POSTs to a webhook: the receiver answers 2xx quickly (202 for protocol 2).
   for (const message of WEBHOOK_MESSAGES) {
     registry.registerWebhook({

@@ -6,9 +6,24 @@ import type { z } from "zod";
  * - `api_key`: `Authorization: Bearer sk_...`;
  * - `api_key_or_push_token`: an API key, or the `pt_...` push token of one call;
  * - `api_key_or_agent_token`: an API key, or a no-signup wallet's `at_...` agent token;
- * - `agent_token_or_payment`: an agent token with balance, or an x402/MPP payment for the request.
+ * - `agent_token_or_payment`: an agent token with balance, or an x402/MPP payment for the request;
+ * - `payment`: an x402/MPP payment, always (the top-up); an API key, if sent, names the account.
  */
-export type AuthPolicy = "none" | "api_key" | "api_key_or_push_token" | "api_key_or_agent_token" | "agent_token_or_payment";
+export type AuthPolicy = "none" | "api_key" | "api_key_or_push_token" | "api_key_or_agent_token" | "agent_token_or_payment" | "payment";
+
+/**
+ * What a paid operation costs, in micro-USD. `amount` may depend on the validated request (a
+ * toll-free number costs more); it may throw a 4xx for a request that cannot be priced.
+ */
+export interface Price {
+  /** For discovery: the price when it does not depend on the request, else null. */
+  fixed(context: unknown): number | null;
+  /** For discovery: the prices a request can have, by what decides them (e.g. number type). */
+  variants?(context: unknown): Record<string, number>;
+  /** For discovery: how the price is worked out. */
+  description: string;
+  amount(context: unknown, input: { params: any; query: any; body: any }): number | Promise<number>;
+}
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
@@ -43,6 +58,8 @@ export interface Operation {
   otherResponses?: ResponseSpec[];
   /** Problem statuses beyond those implied by auth, params and body (401, 404, 400/413/415/422). */
   errors?: number[];
+  /** Paid operations: the price of a request. */
+  price?: Price;
   /** Honours an `Idempotency-Key` header: a retry with the same key and request gets the first answer. */
   idempotent?: boolean;
   /** Extra members for the operation object, such as MPP's `x-payment-info`. */

@@ -28,6 +28,8 @@ export interface ServiceFeatures {
   version: string;
   carrier: string;
   agentIdEnabled: boolean;
+  /** The no-signup route (x402, MPP, agent_token) is offered. */
+  payments: boolean;
   /** Event transports that are live, in order of preference. */
   transports: Array<"relay" | "webhook" | "mailbox">;
 }
@@ -66,6 +68,17 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
       verify: baseUrl + "/v1/auth/verify",
     },
   ];
+  if (features.payments) {
+    methods.push(
+      {
+        type: "agent_token",
+        description: "No signup: pay the top-up with x402 or MPP and present the returned 'Authorization: Bearer at_...' on the /v1/x402 routes.",
+        obtain: baseUrl + "/v1/billing/topup/x402/pay",
+      },
+      { type: "x402", description: "Pay per request on the /v1/x402 routes with an x402 v2 PAYMENT-SIGNATURE.", discovery: baseUrl + "/.well-known/x402" },
+      { type: "mpp", description: "Pay per request on the /v1/x402 routes with MPP (Authorization: Payment).", discovery: baseUrl + "/.well-known/agent-payments.json" },
+    );
+  }
   if (features.agentIdEnabled) {
     methods.push({ type: "agentid", description: "OpenID Connect sign-in for AI agents, polled.", start: baseUrl + "/v1/auth/agentid/start" });
   }

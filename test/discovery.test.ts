@@ -60,8 +60,9 @@ describe("/openapi.json", () => {
       expect(op.operationId).toBe(route.operationId);
       expect(op.responses.default.content["application/problem+json"].schema.$ref).toBe("#/components/schemas/Problem");
       if (route.auth === "none") continue;
-      expect(op.security, route.path).toContainEqual({ apiKey: [] });
+      expect(op.security, route.path).toContainEqual(route.auth === "agent_token_or_payment" ? { agentToken: [] } : { apiKey: [] });
       expect(op.responses["401"]).toBeDefined();
+      if (route.price) expect(op.responses["402"]).toBeDefined();
     }
     expect(body.paths["/v1/agents"].post.requestBody.content["application/json"].schema.$ref).toBe("#/components/schemas/CreateAgentRequest");
   });
@@ -116,7 +117,7 @@ describe("/.well-known/service.json", () => {
       payments: `${service.baseUrl}/.well-known/agent-payments.json`,
       health: `${service.baseUrl}/health`,
     });
-    expect(body.auth.methods.map((m: any) => m.type)).toEqual(["api_key", "email_otp"]);
+    expect(body.auth.methods.map((m: any) => m.type)).toEqual(["api_key", "email_otp", "agent_token", "x402", "mpp"]);
     expect((await fetch(body.links.openapi)).status).toBe(200);
     expect((await fetch(body.auth.methods[1].request, { method: "POST" })).status).toBe(422);
   });

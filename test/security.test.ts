@@ -20,9 +20,11 @@ beforeAll(async () => {
 });
 afterAll(() => service?.stop());
 
+const paying = (auth: string) => auth === "agent_token_or_payment" || auth === "payment";
+
 // Every route that needs credentials, with placeholder path parameters.
 const protectedRoutes = allRoutes({ carrier: "sandbox" })
-  .filter((r) => r.auth !== "none")
+  .filter((r) => r.auth !== "none" && !paying(r.auth))
   .map((r) => ({ label: `${r.method.toUpperCase()} ${r.path}`, method: r.method.toUpperCase(), path: r.path.replace(/\{[^}]+\}/g, "x_123") }));
 
 describe("every API-key route", () => {
@@ -41,6 +43,28 @@ describe("every API-key route", () => {
       expect(res.status).toBe(401);
       expect(res.body.code).toBe("unauthorized");
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer realm="agentline"/);
+    }
+  });
+});
+
+// Routes paid for per request: no credentials is a 402 with both challenges (or a 422 for input
+// that cannot be priced), never a free pass; a credential that is wrong is a 401.
+const paidRoutes = allRoutes({ carrier: "sandbox" })
+  .filter((r) => paying(r.auth))
+  .map((r) => ({ label: `${r.method.toUpperCase()} ${r.path}`, method: r.method.toUpperCase(), path: r.path.replace(/\{[^}]+\}/g, "x_123"), auth: r.auth }));
+
+describe("every paid route", () => {
+  it("covers the no-signup family", () => expect(paidRoutes.length).toBeGreaterThanOrEqual(12));
+
+  it.each(paidRoutes)("$label answers 402 or 422 with no credentials, and 401 with a wrong one", async ({ method, path, auth }) => {
+    const api = new Api(service.baseUrl);
+    const body = method === "GET" || method === "DELETE" ? undefined : {};
+    const bare = await api.request(method, path, { key: null, body, query: path.includes("topup") ? { amount: "1" } : undefined });
+    expect([402, 422]).toContain(bare.status);
+    if (bare.status === 402) expect(bare.headers.get("payment-required")).toBeTruthy();
+    for (const key of ["at_" + "A".repeat(43), revokedKey, ...(auth === "agent_token_or_payment" ? [alice.apiKey] : [])]) {
+      const res = await api.request(method, path, { key, body, query: path.includes("topup") ? { amount: "1" } : undefined });
+      expect(res.status, key).toBe(401);
     }
   });
 });

@@ -31,3 +31,19 @@ export async function findOrCreateAccountByEmail(
   const [existing] = await tx.select({ accountId: accounts.accountId }).from(accounts).where(eq(accounts.email, email));
   return { accountId: existing!.accountId, created: false };
 }
+
+/**
+ * The account of a wallet, created by its first payment (no signup, no signup credit: the
+ * wallet brings its own money). Keyed on the checksummed address; concurrent first payments
+ * from one wallet end with one account.
+ */
+export async function findOrCreateWalletAccount(tx: Transaction, walletAddress: string): Promise<{ accountId: string; created: boolean }> {
+  const [inserted] = await tx
+    .insert(accounts)
+    .values({ accountId: newId("acct"), walletAddress })
+    .onConflictDoNothing({ target: accounts.walletAddress })
+    .returning({ accountId: accounts.accountId });
+  if (inserted) return { accountId: inserted.accountId, created: true };
+  const [existing] = await tx.select({ accountId: accounts.accountId }).from(accounts).where(eq(accounts.walletAddress, walletAddress));
+  return { accountId: existing!.accountId, created: false };
+}

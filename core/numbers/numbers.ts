@@ -25,6 +25,8 @@ export function presentNumber(row: NumberRow): PhoneNumberRecord {
     source: row.source,
     created_at: row.createdAt.toISOString(),
     released_at: row.releasedAt?.toISOString() ?? null,
+    renews_at: row.status === "active" && row.autoRenew ? (row.paidThrough?.toISOString() ?? null) : null,
+    expires_at: row.status === "active" && !row.autoRenew ? (row.paidThrough?.toISOString() ?? null) : null,
   };
 }
 
@@ -56,7 +58,7 @@ async function isTaken(db: Executor, phoneNumber: string): Promise<boolean> {
  * that records it: no money, no number (402), and a number the account could not pay for goes
  * back to the carrier.
  */
-export async function buyNumber(core: Core, accountId: string, input: BuyNumberBody, options: { autoRenew?: boolean } = {}): Promise<PhoneNumberRecord> {
+export async function buyNumber(core: Core, accountId: string, input: BuyNumberBody, options: { autoRenew?: boolean; leaseDays?: number } = {}): Promise<PhoneNumberRecord> {
   await loadAgent(core.db, accountId, input.agent_id);
   const fee = core.config.rates.numberMonthly[input.number_type];
   // Two concurrent purchases can be offered the same free sandbox number; the unique index
@@ -80,7 +82,8 @@ export async function buyNumber(core: Core, accountId: string, input: BuyNumberB
             source: "purchased",
             carrierRef: bought.carrierRef,
             monthlyFeeMicros: fee,
-            paidThrough: addMonths(now, 1),
+            // A monthly number renews itself; a prepaid lease runs its days and ends.
+            paidThrough: options.leaseDays ? new Date(now.getTime() + options.leaseDays * 86_400_000) : addMonths(now, 1),
             autoRenew: options.autoRenew ?? true,
             createdAt: now,
             updatedAt: now,

@@ -14,6 +14,8 @@ export const PhoneNumberRecord = z
     source: z.enum(["purchased", "attached"]).meta({ description: "Bought through the service, or attached after buying elsewhere" }),
     created_at: Timestamp,
     released_at: Timestamp.nullable(),
+    renews_at: Timestamp.nullable().meta({ description: "A monthly number: when the next month is charged" }),
+    expires_at: Timestamp.nullable().meta({ description: "A prepaid lease (no-signup route): when it ends unless renewed" }),
   })
   .meta({ id: "PhoneNumber" });
 export type PhoneNumberRecord = z.infer<typeof PhoneNumberRecord>;

@@ -23,8 +23,7 @@ export const Webhook = z
   .meta({ id: "Webhook" });
 export type Webhook = z.infer<typeof Webhook>;
 
-export const SetWebhookBody = z
-  .strictObject({
+const WebhookFields = z.strictObject({
     agent_id: z.string().min(1),
     url: z.string().min(1).max(2048).meta({ description: "https:// URL that receives the agent's events", example: "https://agent.example.com/hooks/agentline" }),
     secret: z
@@ -45,13 +44,16 @@ export const SetWebhookBody = z
       .refine((c) => new Set(c).size === c.length, "must not repeat a capability")
       .default([])
       .meta({ description: "service-relay/2 only" }),
-  })
-  .refine((b) => b.protocol === "service-relay/2" || b.capabilities.length === 0, {
-    path: ["capabilities"],
-    message: "apply to protocol service-relay/2 only",
-  })
-  .meta({ id: "SetWebhookRequest" });
+  });
+
+const protocol2Only = (b: { protocol: string; capabilities: string[] }) => b.protocol === "service-relay/2" || b.capabilities.length === 0;
+const protocol2OnlyIssue = { path: ["capabilities"], message: "apply to protocol service-relay/2 only" };
+
+export const SetWebhookBody = WebhookFields.refine(protocol2Only, protocol2OnlyIssue).meta({ id: "SetWebhookRequest" });
 export type SetWebhookBody = z.infer<typeof SetWebhookBody>;
+
+/** The same, on the no-signup route: the webhook is the wallet's agent's. */
+export const SetWalletWebhookBody = WebhookFields.omit({ agent_id: true }).refine(protocol2Only, protocol2OnlyIssue).meta({ id: "SetWalletWebhookRequest" });
 
 export const AgentIdQuery = z.strictObject({ agent_id: z.string().min(1) });
 

@@ -1,4 +1,5 @@
 import type { Request } from "express";
+import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { authenticateApiKey, type ApiKeyPrincipal } from "../../core/auth/api-keys.js";
 import type { Core } from "../../core/core.js";
 import { AppError } from "../../core/errors.js";
@@ -9,6 +10,18 @@ export type Anonymous = { kind: "anonymous" };
 /** A call's push token, not yet checked: only the handler knows which call it must match. */
 export type PushTokenAuth = { kind: "push_token"; token: string };
 
+/** A no-signup account's agent token. */
+export type AgentTokenAuth = { kind: "agent_token"; accountId: string };
+/** A request that still has to pay (the payment gate resolves it); `accountId` if a credential names the account. */
+export type UnpaidAuth = { kind: "unpaid"; accountId: string | null };
+/**
+ * The account of a wallet on the /v1/x402 routes: by agent token, or by a payment for this
+ * request (then `settlementId` names it: the payment was credited to the account first).
+ */
+export type WalletAuth = { kind: "wallet"; accountId: string; settlementId: string | null };
+/** A settled payment (the top-up): who paid, how much, and the account it was credited to. */
+export type PaymentAuth = { kind: "payment"; accountId: string; settlementId: string; payer: `0x${string}`; amountMicros: number };
+
 /** The principal a handler receives under each auth policy. */
 export type PrincipalFor<A extends AuthPolicy> = A extends "none"
   ? Anonymous
@@ -16,7 +29,13 @@ export type PrincipalFor<A extends AuthPolicy> = A extends "none"
     ? ApiKeyAuth
     : A extends "api_key_or_push_token"
       ? ApiKeyAuth | PushTokenAuth
-      : never;
+      : A extends "api_key_or_agent_token"
+        ? ApiKeyAuth | AgentTokenAuth
+        : A extends "agent_token_or_payment"
+          ? WalletAuth
+          : A extends "payment"
+            ? PaymentAuth
+            : never;
 
 /** The bearer token of a request, or undefined when there is no Authorization: Bearer header. */
 export function bearerToken(req: Request): string | undefined {
@@ -33,13 +52,24 @@ function challenge(error?: string): Record<string, string> {
 export async function authenticate(core: Core, policy: AuthPolicy, req: Request): Promise<unknown> {
   if (policy === "none") return { kind: "anonymous" } satisfies Anonymous;
   const token = bearerToken(req);
+  const paying = policy === "agent_token_or_payment" || policy === "payment";
+  if (!token && paying) return { kind: "unpaid", accountId: null } satisfies UnpaidAuth;
+  if (token?.startsWith("at_") && (paying || policy === "api_key_or_agent_token")) {
+    const accountId = await authenticateAgentToken(core, token);
+    if (!accountId) throw new AppError("unauthorized", "The agent_token is not valid. Get one from the top-up route, /v1/billing/topup/x402/pay.", { headers: challenge("invalid_token") });
+    return policy === "payment" ? ({ kind: "unpaid", accountId } satisfies UnpaidAuth) : ({ kind: "agent_token", accountId } satisfies AgentTokenAuth);
+  }
+  if (policy === "agent_token_or_payment") {
+    throw new AppError("unauthorized", "These routes take an agent_token ('Authorization: Bearer at_...') or a payment (x402 or MPP), not an API key. API keys use the /v1 routes.", { headers: challenge("invalid_token") });
+  }
   if (!token) {
     throw new AppError("unauthorized", "Missing API key. Send it as 'Authorization: Bearer sk_...'; get one with POST /v1/auth/otp and /v1/auth/verify.", { headers: challenge() });
   }
   if (policy === "api_key_or_push_token" && token.startsWith("pt_")) return { kind: "push_token", token } satisfies PushTokenAuth;
-  if (policy === "api_key" || policy === "api_key_or_push_token") {
+  if (policy === "api_key" || policy === "api_key_or_push_token" || policy === "api_key_or_agent_token" || policy === "payment") {
     const principal = await authenticateApiKey(core, token);
     if (!principal) throw new AppError("unauthorized", "The API key is invalid or has been revoked.", { headers: challenge("invalid_token") });
+    if (policy === "payment") return { kind: "unpaid", accountId: principal.accountId } satisfies UnpaidAuth;
     return { kind: "api_key", ...principal } satisfies ApiKeyAuth;
   }
   throw new AppError("unauthorized", `Authentication policy ${policy} is not available on this server.`, { headers: challenge() });

@@ -14,5 +14,7 @@ export function jsonBody(): RequestHandler[] {
     }
     next();
   };
-  return [requireJson, express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: true })];
+  // The exact bytes are kept: a payment may be bound to a digest of them.
+  const keepRaw = (req: object, _res: unknown, buf: Buffer) => void ((req as { rawBody?: Buffer }).rawBody = buf);
+  return [requireJson, express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: true, verify: keepRaw })];
 }

@@ -2,12 +2,17 @@ import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { Core } from "../../core/core.js";
 import { createHash } from "node:crypto";
-import { AppError, type ErrorCode, type FieldError } from "../../core/errors.js";
+import { AppError, type FieldError } from "../../core/errors.js";
 import { beginIdempotent, finishIdempotent, releaseIdempotent } from "../../core/idempotency.js";
 import { withRequestId } from "../../core/logger.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
-import { authenticate, type PrincipalFor } from "./authenticate.js";
+import { storeAnswer } from "../../payments/settlements.js";
+import type { PaymentEngine } from "../../payments/engine.js";
+import { authenticate, type AgentTokenAuth, type PrincipalFor, type UnpaidAuth } from "./authenticate.js";
 import { jsonBody } from "./json-body.js";
+import { payForRequest } from "./payment-gate.js";
+import { Reply } from "./reply.js";
+import { replay, storable } from "./stored-answers.js";
 
 type Infer<T, Fallback> = T extends z.ZodType ? z.infer<T> : Fallback;
 
@@ -22,14 +27,7 @@ export interface HandlerInput<A extends AuthPolicy, P, Q, B> {
   res: Response;
 }
 
-/** A response other than the operation's usual status, or with extra headers. */
-export class Reply {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-    readonly headers: Record<string, string> = {},
-  ) {}
-}
+export { Reply } from "./reply.js";
 
 /** An operation plus the function that serves it. */
 export interface Route extends Operation {
@@ -90,12 +88,37 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
   if (errors.length > 0) {
     throw new AppError("validation_error", `The request has ${errors.length} invalid field${errors.length === 1 ? "" : "s"}: ${errors.map((e) => e.field).join(", ")}.`, { errors });
   }
+  const requestHash = fingerprint(req);
+  let principal = auth;
+  let receiptHeaders: Record<string, string> = {};
+  const paying = (auth as { kind: string }).kind === "unpaid" || (route.price !== undefined && (auth as { kind: string }).kind === "agent_token");
+  if (paying) {
+    const gate = await payForRequest(core, await paymentEngine(core), req, route, auth as AgentTokenAuth | UnpaidAuth, { params, query, body }, requestHash);
+    if ("reply" in gate) return send(route, res, gate.reply);
+    ({ principal, receiptHeaders } = gate);
+  }
+  const settlementId = (principal as { settlementId?: string | null }).settlementId ?? null;
   const run = async () => {
-    const result = await route.handler({ params, query, body, auth, core, req, res } as never);
-    return result instanceof Reply ? result : new Reply(route.response.status, result);
+    try {
+      const result = await route.handler({ params, query, body, auth: principal, core, req, res } as never);
+      const reply = result instanceof Reply ? result : new Reply(route.response.status, result);
+      // What a payment bought is remembered, so a retry with the same payment gets it again.
+      if (settlementId) await storeAnswer(core, settlementId, reply.status, reply.body);
+      return reply;
+    } catch (error) {
+      if (settlementId && error instanceof AppError && error.status < 500) {
+        const { status, body: stored } = storable(error);
+        await storeAnswer(core, settlementId, status, stored);
+      }
+      throw error;
+    }
   };
   const key = route.idempotent ? req.get("idempotency-key") : undefined;
-  const reply = key === undefined ? await run() : await runIdempotent(core, req, auth, key, body, run);
+  const reply = key === undefined ? await run() : await runIdempotent(core, principal, key, requestHash, run);
+  send(route, res, new Reply(reply.status, reply.body, { ...reply.headers, ...receiptHeaders }));
+}
+
+function send(route: Route, res: Response, reply: Reply): void {
   if (res.headersSent) return;
   res.set(reply.headers).status(reply.status);
   if (reply.body === undefined) res.end();
@@ -103,31 +126,44 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
   else res.json(reply.body);
 }
 
+const engines = new WeakMap<Core, Promise<PaymentEngine>>();
+
+/**
+ * The payment engine, made on first use: it needs the public URL (known once the server
+ * listens), and the payment libraries take a second to load, which only paid requests need.
+ */
+function paymentEngine(core: Core): Promise<PaymentEngine> {
+  let engine = engines.get(core);
+  if (!engine) engines.set(core, (engine = import("../../payments/engine.js").then(({ PaymentEngine }) => new PaymentEngine(core))));
+  return engine;
+}
+
+/** A request's fingerprint: method, URL (with its query) and the exact body bytes. */
+function fingerprint(req: Request): string {
+  const raw = (req as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
+  return createHash("sha256").update(`${req.method} ${req.originalUrl}\n`).update(raw).digest("hex");
+}
+
 /**
  * Runs a request at most once per Idempotency-Key: a retry with the same key and request gets
  * the stored answer (marked Idempotent-Replayed). Final answers are stored, errors included, as
  * Stripe does; a 5xx or 429 is not, so the retry runs again.
  */
-async function runIdempotent(core: Core, req: Request, auth: unknown, key: string, body: unknown, run: () => Promise<Reply>): Promise<Reply> {
+async function runIdempotent(core: Core, auth: unknown, key: string, requestHash: string, run: () => Promise<Reply>): Promise<Reply> {
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
     throw new AppError("validation_error", "Idempotency-Key must be 1 to 255 printable characters.", { errors: [{ field: "Idempotency-Key", message: "must be 1 to 255 printable characters" }] });
   }
   const scope = (auth as { accountId?: string }).accountId ?? "anonymous";
-  const hash = createHash("sha256").update(`${req.method} ${req.path}\n${JSON.stringify(body ?? null)}`).digest("hex");
-  const started = await beginIdempotent(core.db, scope, key, hash, core.now());
-  if (started.kind === "replay") {
-    const replayed = { "Idempotent-Replayed": "true" };
-    const problem = (started.body as { problem?: { code: ErrorCode; detail: string; extra: Record<string, unknown> } } | null)?.problem;
-    if (problem) throw new AppError(problem.code, problem.detail, { extra: problem.extra, headers: replayed });
-    return new Reply(started.status, started.body, replayed);
-  }
+  const started = await beginIdempotent(core.db, scope, key, requestHash, core.now());
+  if (started.kind === "replay") return replay(started.status, started.body, { "Idempotent-Replayed": "true" });
   try {
     const reply = await run();
     await finishIdempotent(core.db, scope, key, reply.status, reply.body);
     return reply;
   } catch (error) {
     if (error instanceof AppError && error.status < 500 && error.status !== 429) {
-      await finishIdempotent(core.db, scope, key, error.status, { problem: { code: error.code, detail: error.detail, extra: error.extra } });
+      const { status, body } = storable(error);
+      await finishIdempotent(core.db, scope, key, status, body);
     } else {
       await releaseIdempotent(core.db, scope, key);
     }

@@ -10,8 +10,10 @@ import { feedbackRoutes } from "./feedback.js";
 import { messageRoutes } from "./messages.js";
 import { numberRoutes } from "./numbers.js";
 import { sandboxRoutes } from "./sandbox.js";
+import { topupRoutes } from "./topup.js";
 import { voiceRoutes } from "./voices.js";
 import { webhookRoutes } from "./webhooks.js";
+import { x402Routes } from "./x402.js";
 
 /** Every route the gateway mounts, in one list: the app serves them and /openapi.json describes them. */
 export function allRoutes(config: Pick<Config, "carrier">): Route[] {
@@ -28,6 +30,8 @@ export function allRoutes(config: Pick<Config, "carrier">): Route[] {
     ...voiceRoutes,
     ...feedbackRoutes,
     ...billingRoutes,
+    ...topupRoutes,
+    ...x402Routes,
   );
   if (config.carrier === "sandbox") routes.push(...sandboxRoutes);
   return routes;

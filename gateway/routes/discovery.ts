@@ -4,7 +4,9 @@ import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import { checkHealth, Health } from "../../discovery/health.js";
 import { buildOpenApiDocument } from "../../discovery/openapi.js";
 import type { Operation } from "../../discovery/operation.js";
+import { AgentPaymentsDocument, buildAgentPaymentsDocument, buildX402Discovery, paymentInfo, type PaidRoute, type PaymentTerms } from "../../discovery/payment-documents.js";
 import { buildServiceDocument, ServiceDocument } from "../../discovery/service-document.js";
+import type { Core } from "../../core/core.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute, Reply } from "../http/route.js";
 
@@ -13,6 +15,24 @@ const tags = ["Discovery"];
 const ProblemType = z
   .object({ code: z.string(), status: z.number().int(), title: z.string(), description: z.string() })
   .meta({ id: "ProblemType" });
+
+/** The paid routes and the terms they are paid on, as plain data for the discovery documents. */
+async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms: PaymentTerms; routes: PaidRoute[] }> {
+  // Loaded when asked for: the payment settings pull in viem.
+  const { paymentSettings } = await import("../../payments/settings.js");
+  const terms = paymentSettings(core);
+  const routes = operations
+    .filter((op) => op.price && !(op.path === "/v1/billing/topup/x402/pay" && op.method === "get"))
+    .map((op) => ({
+      method: op.path === "/v1/billing/topup/x402/pay" ? "get|post" : op.method,
+      path: op.path,
+      summary: op.summary,
+      fixedMicros: op.price!.fixed(core),
+      variants: op.price!.variants?.(core),
+      priceDescription: op.price!.description,
+    }));
+  return { terms, routes };
+}
 
 /** The discovery routes; `operations` is every route the app mounts, for the OpenAPI document. */
 export function discoveryRoutes(operations: () => Operation[]) {
@@ -41,9 +61,16 @@ export function discoveryRoutes(operations: () => Operation[]) {
       tags,
       auth: "none",
       response: { status: 200, description: "The live contract", schema: z.record(z.string(), z.unknown()) },
-      handler: async ({ req }) => {
+      handler: async ({ core, req }) => {
         const base = publicBaseUrl(req);
-        if (!openApiByBase.has(base)) openApiByBase.set(base, buildOpenApiDocument(operations(), { baseUrl: base, version: serviceVersion }));
+        if (!openApiByBase.has(base)) {
+          const { terms, routes } = await paidRoutes(core, operations());
+          const extensions = (op: Operation) => {
+            const paid = routes.find((r) => r.path === op.path && r.method.split("|").includes(op.method));
+            return paid ? { "x-payment-info": paymentInfo(terms, paid) } : undefined;
+          };
+          openApiByBase.set(base, buildOpenApiDocument(operations(), { baseUrl: base, version: serviceVersion }, extensions));
+        }
         return openApiByBase.get(base);
       },
     }),
@@ -60,8 +87,37 @@ export function discoveryRoutes(operations: () => Operation[]) {
           version: serviceVersion,
           carrier: core.config.carrier,
           agentIdEnabled: false,
+          payments: true,
           transports: ["relay", "webhook", "mailbox"],
         }),
+    }),
+    defineRoute({
+      operationId: "getAgentPayments",
+      method: "get",
+      path: "/.well-known/agent-payments.json",
+      summary: "Payment discovery document",
+      description: "How a wallet pays this service with no signup: protocols, network, asset, payee, every paid route with its price, the top-up, the agent_token.",
+      tags,
+      auth: "none",
+      response: { status: 200, description: "The payment terms", schema: AgentPaymentsDocument },
+      handler: async ({ core, req }) => {
+        const { terms, routes } = await paidRoutes(core, operations());
+        return buildAgentPaymentsDocument(publicBaseUrl(req), terms, routes);
+      },
+    }),
+    defineRoute({
+      operationId: "getX402Discovery",
+      method: "get",
+      path: "/.well-known/x402",
+      summary: "x402 resource list",
+      description: "The paid resources with their x402 payment requirements, for x402 indexers. The 402 challenge stays authoritative.",
+      tags,
+      auth: "none",
+      response: { status: 200, description: "The paid resources", schema: z.record(z.string(), z.unknown()) },
+      handler: async ({ core, req }) => {
+        const { terms, routes } = await paidRoutes(core, operations());
+        return buildX402Discovery(publicBaseUrl(req), terms, routes);
+      },
     }),
     defineRoute({
       operationId: "getProblemType",

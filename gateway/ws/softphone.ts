@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { WebSocketServer, type WebSocket } from "ws";
+import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { authenticateApiKey } from "../../core/auth/api-keys.js";
 import { loadCall } from "../../core/calls/call-records.js";
 import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
@@ -33,16 +34,17 @@ function parseFrame(data: string): ClientFrame | string {
   }
 }
 
-/** The bearer API key of an upgrade request's account, or a 401 refusal. */
-export async function upgradeAccount(core: Core, req: IncomingMessage): Promise<string> {
+/** The account of an upgrade request's bearer API key (or, where allowed, agent token), or a 401 refusal. */
+export async function upgradeAccount(core: Core, req: IncomingMessage, options: { agentToken?: boolean } = {}): Promise<string> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
-  const principal = match ? await authenticateApiKey(core, match[1]!) : null;
-  if (!principal) {
+  const token = match?.[1];
+  const accountId = !token ? null : token.startsWith("at_") && options.agentToken ? await authenticateAgentToken(core, token) : ((await authenticateApiKey(core, token))?.accountId ?? null);
+  if (!accountId) {
     throw new UpgradeRefusal("unauthorized", match ? "The API key is invalid or has been revoked." : "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request.", {
       "WWW-Authenticate": 'Bearer realm="agentline"',
     });
   }
-  return principal.accountId;
+  return accountId;
 }
 
 /**
@@ -56,7 +58,7 @@ export function softphoneRoute(core: Core): UpgradeRoute {
   return {
     pattern: /^\/v1\/sandbox\/calls\/([^/]+)\/ws$/,
     async handle(req, socket, head, match) {
-      const accountId = await upgradeAccount(core, req);
+      const accountId = await upgradeAccount(core, req, { agentToken: true });
       const callId = decodeURIComponent(match[1]!);
       const call = await loadCall(core.db, accountId, callId).catch(() => {
         throw new UpgradeRefusal("not_found", `No call with id ${JSON.stringify(callId)} exists on this account.`);

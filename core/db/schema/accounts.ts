@@ -1,10 +1,14 @@
 import { bigint, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
 
-/** A customer. Signed-in accounts have an e-mail address; wallet accounts (no signup) do not. */
+/** A customer. Signed-in accounts have an e-mail address; no-signup accounts a wallet address instead. */
 export const accounts = pgTable("accounts", {
   accountId: text("account_id").primaryKey(),
   email: text("email").unique(),
+  /** A no-signup account's wallet (checksummed address), keyed on by its first payment. */
+  walletAddress: text("wallet_address").unique(),
+  /** SHA-256 of the account's agent_token, once one has been issued. */
+  agentTokenHash: text("agent_token_hash").unique(),
   /** The account's default voice preset; null means the system default. */
   defaultVoiceId: text("default_voice_id"),
   /**

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { Agent, UpdateAgentBody } from "../agents/schemas.js";
+import { NumberType, PhoneNumberRecord } from "../numbers/schemas.js";
+import { Money } from "../billing/money.js";
+import { PhoneNumber } from "../schemas/common.js";
+
+export const WalletBuyBody = z
+  .strictObject({
+    country: z.string().regex(/^[A-Z]{2}$/, "must be a two-letter ISO 3166 country code in capitals, such as US").default("US"),
+    number_type: NumberType.default("local"),
+    area_code: z.string().regex(/^\d{2,4}$/, "must be 2 to 4 digits").optional(),
+    agent_name: z.string().trim().min(1).max(100).optional().meta({ description: "Name of the agent, when this purchase creates it" }),
+  })
+  .meta({ id: "WalletBuyNumberRequest" });
+
+export const WalletPurchase = z
+  .object({ number: PhoneNumberRecord, agent: Agent, balance: Money, currency: z.literal("USD") })
+  .meta({ id: "WalletPurchase", description: "The number (a 30-day lease) and the wallet's agent that answers it" });
+
+export const WalletRenewBody = z.strictObject({ number_id: z.string().min(1) }).meta({ id: "WalletRenewRequest" });
+
+export const WalletCallBody = z.strictObject({ to_number: PhoneNumber }).meta({ id: "WalletCallRequest" });
+
+export const WalletAgentUpdate = UpdateAgentBody;
+
+export const TopupQuery = z.strictObject({
+  amount: z
+    .string()
+    .regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a dollar amount such as 5 or 2.50 (at most 6 decimals)")
+    .meta({ description: "USD to add to the balance", example: "5.00" }),
+});
+
+export const TopupResult = z
+  .object({
+    agent_token: z.string().meta({ description: "Send as 'Authorization: Bearer at_...' on /v1/x402 routes; the same for the same wallet" }),
+    account_id: z.string(),
+    payer: z.string().meta({ description: "The wallet that paid" }),
+    credited: Money,
+    balance: Money,
+    currency: z.literal("USD"),
+    test_money: z.boolean().meta({ description: "True in PAYMENTS_MODE=local: nothing moved on a chain" }),
+  })
+  .meta({ id: "TopupResult" });

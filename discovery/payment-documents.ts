@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+/** Where and how this deployment is paid (plain data: discovery knows no payment library). */
+export interface PaymentTerms {
+  mode: string;
+  network: string;
+  chainId: number;
+  asset: string;
+  assetName: string;
+  assetVersion: string;
+  payee: string;
+  testMoney: boolean;
+  topupMinMicros: number;
+  topupMaxMicros: number;
+}
+
+/** A route that charges, with what it charges. */
+export interface PaidRoute {
+  method: string;
+  path: string;
+  summary: string;
+  fixedMicros: number | null;
+  variants: Record<string, number> | undefined;
+  priceDescription: string;
+}
+
+const usd = (micros: number) => `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, "0")}`;
+
+export const AgentPaymentsDocument = z
+  .object({
+    service: z.string(),
+    protocols: z.array(z.object({ name: z.string(), description: z.string() }).catchall(z.unknown())),
+    networks: z.array(z.object({ network: z.string(), chain_id: z.number().int() })),
+    assets: z.array(z.object({ network: z.string(), address: z.string(), name: z.string(), version: z.string(), decimals: z.number().int(), transfer: z.string() })),
+    payee: z.string(),
+    mode: z.string(),
+    test_money: z.boolean(),
+    currency: z.literal("USD"),
+    routes: z.array(
+      z.object({
+        method: z.string(),
+        path: z.string(),
+        url: z.string(),
+        summary: z.string(),
+        price: z.string().nullable(),
+        prices: z.record(z.string(), z.string()).optional(),
+        price_description: z.string(),
+      }),
+    ),
+    topup: z.object({ url: z.string(), methods: z.array(z.string()), min: z.string(), max: z.string(), returns: z.string() }),
+    agent_token: z.object({ header: z.string(), format: z.string(), obtain: z.string(), description: z.string() }),
+    links: z.record(z.string(), z.string()),
+  })
+  .meta({ id: "AgentPaymentsDocument" });
+
+/** `/.well-known/agent-payments.json`: everything a wallet needs to pay this service, in one place. */
+export function buildAgentPaymentsDocument(base: string, terms: PaymentTerms, routes: PaidRoute[]): z.infer<typeof AgentPaymentsDocument> {
+  return {
+    service: "agentline",
+    protocols: [
+      { name: "x402", description: "x402 v2, exact scheme (EIP-3009). Challenge: PAYMENT-REQUIRED; credential: PAYMENT-SIGNATURE; receipt: PAYMENT-RESPONSE." },
+      {
+        name: "mpp",
+        description: "Machine Payments Protocol, method evm, intent charge. Challenge: WWW-Authenticate: Payment; credential: Authorization: Payment (Payment-Authorization when an API key is sent too); receipt: Payment-Receipt.",
+      },
+    ],
+    networks: [{ network: terms.network, chain_id: terms.chainId }],
+    assets: [{ network: terms.network, address: terms.asset, name: terms.assetName, version: terms.assetVersion, decimals: 6, transfer: "eip3009" }],
+    payee: terms.payee,
+    mode: terms.mode,
+    test_money: terms.testMoney,
+    currency: "USD",
+    routes: routes.map((r) => ({
+      method: r.method.toUpperCase(),
+      path: r.path,
+      url: base + r.path,
+      summary: r.summary,
+      price: r.fixedMicros === null ? null : usd(r.fixedMicros),
+      ...(r.variants ? { prices: Object.fromEntries(Object.entries(r.variants).map(([k, v]) => [k, usd(v)])) } : {}),
+      price_description: r.priceDescription,
+    })),
+    topup: {
+      url: `${base}/v1/billing/topup/x402/pay?amount={amount}`,
+      methods: ["GET", "POST"],
+      min: usd(terms.topupMinMicros),
+      max: usd(terms.topupMaxMicros),
+      returns: "agent_token",
+    },
+    agent_token: {
+      header: "Authorization",
+      format: "Bearer at_...",
+      obtain: `${base}/v1/billing/topup/x402/pay`,
+      description: "Present it on the /v1/x402 routes instead of paying each request; the balance must cover the request's price. The same wallet always gets the same token.",
+    },
+    links: { openapi: `${base}/openapi.json`, x402: `${base}/.well-known/x402`, service: `${base}/.well-known/service.json` },
+  };
+}
+
+/** `/.well-known/x402`: the paid resources, as x402 indexers list them. */
+export function buildX402Discovery(base: string, terms: PaymentTerms, routes: PaidRoute[]) {
+  return {
+    x402Version: 2,
+    serviceName: "agentline",
+    resources: routes.map((r) => {
+      const amounts = r.fixedMicros !== null ? [r.fixedMicros] : Object.values(r.variants ?? {});
+      return {
+        resource: base + r.path,
+        type: "http",
+        x402Version: 2,
+        method: r.method.toUpperCase(),
+        description: `${r.summary}. ${r.priceDescription}`,
+        accepts: [...new Set(amounts)].map((amount) => ({
+          scheme: "exact",
+          network: terms.network,
+          asset: terms.asset,
+          amount: String(amount),
+          payTo: terms.payee,
+          maxTimeoutSeconds: 300,
+          extra: { name: terms.assetName, version: terms.assetVersion, assetTransferMethod: "eip3009" },
+        })),
+      };
+    }),
+  };
+}
+
+/** MPP's `x-payment-info` for a paid operation in the OpenAPI document. */
+export function paymentInfo(terms: PaymentTerms, route: PaidRoute) {
+  return {
+    offers: [
+      {
+        intent: "charge",
+        method: "evm",
+        amount: route.fixedMicros === null ? null : String(route.fixedMicros),
+        currency: terms.asset,
+        description: route.priceDescription,
+      },
+    ],
+  };
+}

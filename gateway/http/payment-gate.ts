@@ -1,0 +1,102 @@
+import type { Request } from "express";
+import { findOrCreateWalletAccount } from "../../core/accounts/accounts.js";
+import { balanceOf } from "../../core/billing/ledger.js";
+import { formatMicros } from "../../core/billing/money.js";
+import type { Core } from "../../core/core.js";
+import { AppError } from "../../core/errors.js";
+import type { Operation } from "../../discovery/operation.js";
+import type { PaymentEngine } from "../../payments/engine.js";
+import { creditSettlement } from "../../payments/settlements.js";
+import type { AgentTokenAuth, PaymentAuth, UnpaidAuth, WalletAuth } from "./authenticate.js";
+import { publicBaseUrl } from "./problem.js";
+import { replay } from "./stored-answers.js";
+import type { Reply } from "./reply.js";
+
+/** A paid request, resolved: who it acts for (and the receipt to return), or the stored answer of a retry. */
+export type GateOutcome = { principal: WalletAuth | PaymentAuth; receiptHeaders: Record<string, string> } | { reply: Reply };
+
+/** The request as the payment libraries read it: a Fetch Request with the exact bytes sent. */
+function toFetchRequest(req: Request): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  // Beside an API key, an MPP credential travels in Payment-Authorization (the challenge says
+  // so). mppx's EVM method reads only Authorization, and the key has been dealt with already.
+  const beside = req.get("payment-authorization");
+  if (beside) {
+    headers.set("authorization", beside);
+    headers.delete("payment-authorization");
+  }
+  const raw = (req as { rawBody?: Buffer }).rawBody;
+  const hasBody = raw !== undefined && raw.length > 0 && req.method !== "GET" && req.method !== "HEAD";
+  return new Request(publicBaseUrl(req) + req.originalUrl, { method: req.method, headers, body: hasBody ? new Uint8Array(raw) : undefined });
+}
+
+function howToPay(req: Request, price: number): string {
+  const base = publicBaseUrl(req);
+  return (
+    `This request costs ${formatMicros(price)} USD. Pay with x402 (the PAYMENT-REQUIRED challenge; answer with PAYMENT-SIGNATURE) ` +
+    `or MPP (the WWW-Authenticate: Payment challenge; answer with Authorization: Payment), or send an agent_token ('Authorization: Bearer at_...') ` +
+    `whose balance covers it: top up at ${base}/v1/billing/topup/x402/pay?amount=. Details: ${base}/.well-known/agent-payments.json.`
+  );
+}
+
+function paymentProblem(req: Request, code: "payment_required" | "insufficient_balance", price: number, headers: Headers, reason?: string): AppError {
+  const challengeHeaders: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (name !== "content-type" && name !== "content-length") challengeHeaders[name] = value;
+  });
+  const base = publicBaseUrl(req);
+  return new AppError(code, `${reason ? `Payment refused: ${reason}. ` : ""}${howToPay(req, price)}`, {
+    headers: challengeHeaders,
+    extra: { price: formatMicros(price), currency: "USD", payment_methods: ["x402", "mpp"], topup: `${base}/v1/billing/topup/x402/pay`, discovery: `${base}/.well-known/agent-payments.json` },
+  });
+}
+
+/**
+ * Makes a request pay, after its input is validated and before anything is served. An agent
+ * token must have a balance covering the price (else 402 with both challenges). A payment is
+ * settled, then credited to the payer's account (created on its first payment) or to the
+ * account the request's credential names; the handler then runs as that account, and what it
+ * spends is charged from that balance as always. The same request retried with the same payment
+ * gets the stored answer.
+ */
+export async function payForRequest(
+  core: Core,
+  engine: PaymentEngine,
+  req: Request,
+  route: Operation,
+  auth: AgentTokenAuth | UnpaidAuth,
+  input: { params: unknown; query: unknown; body: unknown },
+  requestHash: string,
+): Promise<GateOutcome> {
+  const price = await route.price!.amount(core, input as never);
+  const unpaid = () => engine.collect(toFetchRequest(req), price, { scope: `${route.method.toUpperCase()} ${route.path}`, requestHash, description: route.summary, besideAuth: req.get("authorization") !== undefined });
+
+  if (auth.kind === "agent_token") {
+    if ((await balanceOf(core.db, auth.accountId)) >= price) return { principal: { kind: "wallet", accountId: auth.accountId, settlementId: null }, receiptHeaders: {} };
+    const asked = await unpaid();
+    throw paymentProblem(req, "insufficient_balance", price, asked.kind === "challenge" ? asked.headers : new Headers());
+  }
+
+  const collected = await unpaid();
+  if (collected.kind === "challenge") throw paymentProblem(req, "payment_required", price, collected.headers, collected.reason);
+  if (collected.kind === "replay") {
+    const { responseStatus, responseBody } = collected.settlement;
+    return { reply: replay(responseStatus!, responseBody, { "Idempotent-Replayed": "true" }) };
+  }
+  const accountId = await core.db.transaction(async (tx) => {
+    const account = auth.accountId ?? (await findOrCreateWalletAccount(tx, collected.payer)).accountId;
+    await creditSettlement(tx, collected.settlementId, account, core.now());
+    return account;
+  });
+  const receiptHeaders: Record<string, string> = {};
+  collected.receiptHeaders.forEach((value, name) => (receiptHeaders[name] = value));
+  if (engine.settings.testMoney) receiptHeaders["x-payment-test-money"] = "true";
+  const principal: WalletAuth | PaymentAuth =
+    route.auth === "payment"
+      ? { kind: "payment", accountId, settlementId: collected.settlementId, payer: collected.payer, amountMicros: collected.amountMicros }
+      : { kind: "wallet", accountId, settlementId: collected.settlementId };
+  return { principal, receiptHeaders };
+}

@@ -1,0 +1,39 @@
+import { issueAgentToken } from "../../core/auth/agent-tokens.js";
+import { balanceOf } from "../../core/billing/ledger.js";
+import { formatMicros } from "../../core/billing/money.js";
+import { TopupQuery, TopupResult } from "../../core/wallet/schemas.js";
+import { topupPrice } from "../../payments/prices.js";
+import { defineRoute } from "../http/route.js";
+
+const tags = ["Payments"];
+
+/** Both methods, as the spec says: GET for the simplest clients, POST for everyone else. */
+export const topupRoutes = (["get", "post"] as const).map((method) =>
+  defineRoute({
+    operationId: method === "get" ? "topupGet" : "topup",
+    method,
+    path: "/v1/billing/topup/x402/pay",
+    summary: "Top up the balance with x402 or MPP",
+    description:
+      "Answers 402 with both challenges for `amount`; paid, it credits the wallet's account (created by its first payment) or, with an API key " +
+      "(MPP: send the credential in Payment-Authorization then) or an agent_token, that account, and returns the `agent_token`. " +
+      "Retrying with the same payment returns the same answer and credits once.",
+    tags,
+    auth: "payment",
+    query: TopupQuery,
+    price: topupPrice,
+    response: { status: 200, description: "Credited", schema: TopupResult },
+    handler: async ({ core, auth }) => {
+      const agentToken = await core.db.transaction((tx) => issueAgentToken(core, tx, auth.accountId));
+      return {
+        agent_token: agentToken,
+        account_id: auth.accountId,
+        payer: auth.payer,
+        credited: formatMicros(auth.amountMicros),
+        balance: formatMicros(await balanceOf(core.db, auth.accountId)),
+        currency: "USD" as const,
+        test_money: core.config.paymentsMode === "local",
+      };
+    },
+  }),
+);

@@ -1,0 +1,126 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { Mppx } from "mppx/server";
+import { charge } from "mppx/evm/server";
+import { getAddress } from "viem";
+import { formatMicros } from "../core/billing/money.js";
+import type { Core } from "../core/core.js";
+import { settlementBackend, type SettlementBackend } from "./backends.js";
+import { paymentSettings, type PaymentSettings } from "./settings.js";
+import { claimSignature, markSettled, releaseClaim, type PaidRequest, type Settlement } from "./settlements.js";
+
+/** What one request's payment came to, filled in while mppx verifies and settles it. */
+interface PaymentScope extends PaidRequest {
+  settled?: { settlementId: string; payer: `0x${string}`; amountMicros: number; reference: string };
+  replay?: Settlement;
+  refusal?: string;
+}
+
+/** The outcome of asking a request to pay. */
+export type Collection =
+  /** Unpaid or badly paid: answer 402 with these challenge headers (and the reason, if any). */
+  | { kind: "challenge"; headers: Headers; reason: string | undefined }
+  /** Paid and settled (before anything is served). `receiptHeaders` go on the answer. */
+  | { kind: "paid"; settlementId: string; payer: `0x${string}`; amountMicros: number; receiptHeaders: Headers }
+  /** The same request already paid with this same payment: answer as the first time. */
+  | { kind: "replay"; settlement: Settlement };
+
+/**
+ * x402 v2 and MPP on the same route through mppx's `evm.charge`: an unpaid request gets both
+ * challenges (WWW-Authenticate: Payment and PAYMENT-REQUIRED), either credential is accepted,
+ * and the payment is settled before the caller serves anything. Challenges are HMAC-bound to
+ * the route (`scope`), amount, asset, network and payee; every signature is claimed in the
+ * database, so it is good once, in any process.
+ */
+export class PaymentEngine {
+  readonly settings: PaymentSettings;
+  private readonly scope = new AsyncLocalStorage<PaymentScope>();
+  private readonly mppx: ReturnType<typeof this.create>;
+  /** For requests that also carry a Bearer credential: MPP then travels in Payment-Authorization. */
+  private readonly mppxBesideAuth: ReturnType<typeof this.create>;
+
+  constructor(private readonly core: Core) {
+    this.settings = paymentSettings(core);
+    const backend = this.guard(settlementBackend(core, this.settings));
+    this.mppx = this.create(backend, false);
+    this.mppxBesideAuth = this.create(backend, true);
+  }
+
+  private create(backend: SettlementBackend, requiresAuth: boolean) {
+    const s = this.settings;
+    return Mppx.create({
+      methods: [
+        charge({
+          currency: s.asset,
+          chainId: s.chainId,
+          decimals: s.decimals,
+          authorization: { name: s.assetName, version: s.assetVersion },
+          recipient: s.payee,
+          // mppx declares its own copy of the x402 facilitator types; the shapes agree.
+          x402: { facilitator: backend as never },
+        }),
+      ],
+      secretKey: this.core.secrets.derive("mpp-challenges").toString("hex"),
+      realm: new URL(this.core.baseUrl).host,
+      requiresAuth,
+    });
+  }
+
+  /** Wraps a backend so that each signature is claimed in the database before it is settled. */
+  private guard(backend: SettlementBackend): SettlementBackend {
+    const signatureOf = (payload: PaymentPayload, requirements: PaymentRequirements) => {
+      const auth = (payload.payload as { authorization: { from: string; nonce: string; to: string; value: string } }).authorization;
+      return { network: requirements.network, asset: getAddress(requirements.asset), payer: getAddress(auth.from), nonce: auth.nonce.toLowerCase(), payee: getAddress(auth.to), amountMicros: Number(auth.value) };
+    };
+    return {
+      verify: (payload, requirements) => backend.verify(payload, requirements),
+      settle: async (payload, requirements) => {
+        const request = this.scope.getStore();
+        if (!request) throw new Error("payment settled outside a request");
+        const signature = signatureOf(payload, requirements);
+        const claim = await claimSignature(this.core, signature, request);
+        const refuse = (reason: string) => ({ success: false, errorReason: reason, errorMessage: reason, transaction: "", network: requirements.network });
+        if (claim.kind === "replay") {
+          request.replay = claim.settlement;
+          return refuse("this payment was already used for this request");
+        }
+        if (claim.kind === "used") return refuse((request.refusal = "this payment has already been used"));
+        try {
+          const settled = await backend.settle(payload, requirements);
+          if (!settled.success) {
+            await releaseClaim(this.core, claim.settlementId);
+            return settled;
+          }
+          await markSettled(this.core, claim.settlementId, settled.transaction);
+          request.settled = { settlementId: claim.settlementId, payer: signature.payer as `0x${string}`, amountMicros: signature.amountMicros, reference: settled.transaction };
+          return settled;
+        } catch (error) {
+          await releaseClaim(this.core, claim.settlementId);
+          this.core.logger.error({ err: error }, "payment settlement failed");
+          return refuse("the payment could not be settled; it was not taken, try again");
+        }
+      },
+    };
+  }
+
+  /**
+   * Asks a request to pay `amountMicros` for `paid.scope`. The request's body, if any, must be the
+   * exact bytes the client sent (MPP binds a digest of it).
+   */
+  async collect(request: Request, amountMicros: number, paid: PaidRequest & { description: string; besideAuth: boolean }): Promise<Collection> {
+    const context: PaymentScope = { scope: paid.scope, requestHash: paid.requestHash };
+    const mppx = paid.besideAuth ? this.mppxBesideAuth : this.mppx;
+    const result = await this.scope.run(context, () =>
+      mppx["evm/charge"]({ amount: formatMicros(amountMicros), scope: paid.scope, description: paid.description })(request),
+    );
+    if (context.replay) return { kind: "replay", settlement: context.replay };
+    if (result.status === 402) {
+      const challenge = result.challenge;
+      const problem = challenge.headers.get("content-type")?.includes("json") ? ((await challenge.json().catch(() => ({}))) as { detail?: string }) : {};
+      return { kind: "challenge", headers: challenge.headers, reason: context.refusal ?? (problem.detail && !/^Payment is required/.test(problem.detail) ? problem.detail : undefined) };
+    }
+    const settled = context.settled!;
+    const receipt = result.withReceipt(new Response(null, { status: 200 }));
+    return { kind: "paid", settlementId: settled.settlementId, payer: settled.payer, amountMicros: settled.amountMicros, receiptHeaders: receipt.headers };
+  }
+}
