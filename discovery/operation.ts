@@ -60,6 +60,12 @@ export interface Operation {
   errors?: number[];
   /** Paid operations: the price of a request. */
   price?: Price;
+  /**
+   * The body is a protocol's own message (MCP's JSON-RPC) that the handler validates itself: the
+   * gateway parses it as JSON and checks its envelope, but leaves the checks of its content
+   * (text that cannot be stored, for one) to the protocol, which answers them in its own terms.
+   */
+  protocolBody?: boolean;
   /** Honours an `Idempotency-Key` header: a retry with the same key and request gets the first answer. */
   idempotent?: boolean;
   /** Extra members for the operation object, such as MPP's `x-payment-info`. */

@@ -14,7 +14,7 @@ export function createApp(core: Core, routes: Route[]): Express {
   const router = express.Router();
   mountRoutes(router, routes, core);
   app.use(router);
-  app.use(routeNotFound);
+  app.use(routeNotFound(routes));
   app.use(problemHandler(core.logger));
   return app;
 }

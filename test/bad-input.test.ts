@@ -74,9 +74,14 @@ describe("malformed requests", () => {
     expect((await api.post("/v1/agents", { name: "call me 📞" })).status).toBe(201);
   });
 
-  it("answers 404 with a problem for an unknown route", async () => {
+  it("answers 404 for an unknown path, and 405 naming the methods a known path takes", async () => {
     expectProblem(await api.get("/v1/nothing-here"), 404, "not_found");
-    expectProblem(await api.request("PUT", "/v1/agents"), 404, "not_found");
+    const wrongMethod = await api.request("PUT", "/v1/agents");
+    expectProblem(wrongMethod, 405, "method_not_allowed");
+    expect(wrongMethod.headers.get("allow")).toBe("GET, POST, HEAD");
+    const onItem = await api.request("PUT", "/v1/calls/call_123/hangup");
+    expectProblem(onItem, 405, "method_not_allowed");
+    expect(onItem.headers.get("allow")).toBe("POST");
   });
 });
 

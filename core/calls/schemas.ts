@@ -42,7 +42,7 @@ export const ListCallsQuery = Pagination.extend({
   status: z.enum(CALL_STATUSES).optional(),
 });
 
-export const CallIdParams = z.object({ call_id: z.string() });
+export const CallIdParams = z.object({ call_id: z.string().meta({ description: "The call's id (call_...)" }) });
 
 export const TranscriptEntry = z
   .object({ role: z.enum(["user", "assistant"]), text: z.string(), timestamp: Timestamp })

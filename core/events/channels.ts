@@ -1,4 +1,4 @@
-/** Announced (ids only) whenever an agent has a new event a relay socket may want: `{agent_id}`. */
+/** Announced (ids only) whenever an agent has a new event a relay socket or a waiting poll may want: `{agent_id, account_id}`. */
 export const EVENTS_CREATED_CHANNEL = "events.created";
 
 /** Announced when a webhook delivery job is due, so a worker in any process picks it up at once. */

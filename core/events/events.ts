@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, ne } from "drizzle-orm";
+import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../core.js";
 import type { Executor } from "../db/database.js";
@@ -61,18 +61,28 @@ export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now
       liveTurnId: event.liveTurnId,
     });
   }
-  await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: event.agentId }, { tx });
+  await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: event.agentId, account_id: event.accountId }, { tx });
   return envelope;
 }
 
+/** Which pending events a poll or a wait takes. */
+export interface EventFilter {
+  agentId?: string | undefined;
+  /** Any of these types; all types when absent. */
+  eventTypes?: readonly string[] | undefined;
+  /** Only events about this call (`payload.call_id`). */
+  callId?: string | undefined;
+}
+
 /** Pending events in the mailbox: everything not yet delivered that a webhook is not holding. */
-function pendingFilter(accountId: string, agentId?: string, eventType?: string) {
+function pendingFilter(accountId: string, filter: EventFilter) {
   return and(
     eq(events.accountId, accountId),
     eq(events.status, "pending"),
     ne(events.route, "webhook"),
-    agentId ? eq(events.agentId, agentId) : undefined,
-    eventType ? eq(events.eventType, eventType) : undefined,
+    filter.agentId ? eq(events.agentId, filter.agentId) : undefined,
+    filter.eventTypes ? inArray(events.eventType, [...filter.eventTypes]) : undefined,
+    filter.callId ? sql`(${events.envelope} -> 'payload' ->> 'call_id') = ${filter.callId}` : undefined,
   );
 }
 
@@ -82,16 +92,21 @@ function pendingFilter(accountId: string, agentId?: string, eventType?: string) 
  */
 export async function pollEvents(core: Core, accountId: string, query: { agent_id?: string | undefined; event_type?: EventType | undefined; limit: number }) {
   if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
-  const filter = pendingFilter(accountId, query.agent_id, query.event_type);
+  return claimEvents(core, accountId, { agentId: query.agent_id, eventTypes: query.event_type ? [query.event_type] : undefined }, query.limit);
+}
+
+/** Takes up to limit pending events matching filter, oldest first, marking them delivered. */
+export async function claimEvents(core: Core, accountId: string, filter: EventFilter, limit: number) {
+  const where = pendingFilter(accountId, filter);
   return core.db.transaction(async (tx) => {
     // Lock exactly the rows taken: a locked look-ahead row would be skipped by concurrent polls
     // without being taken by this one.
     const taken = await tx
       .select({ seq: events.seq, envelope: events.envelope })
       .from(events)
-      .where(filter)
+      .where(where)
       .orderBy(asc(events.seq))
-      .limit(query.limit)
+      .limit(limit)
       .for("update", { skipLocked: true });
     if (taken.length > 0) {
       await tx
@@ -99,8 +114,8 @@ export async function pollEvents(core: Core, accountId: string, query: { agent_i
         .set({ status: "delivered", deliveredVia: "mailbox", deliveredAt: core.now() })
         .where(inArray(events.seq, taken.map((r) => r.seq)));
     }
-    const [more] = await tx.select({ seq: events.seq }).from(events).where(filter).limit(1);
-    return { data: taken.map((r) => r.envelope as EventEnvelope), limit: query.limit, has_more: more !== undefined };
+    const [more] = await tx.select({ seq: events.seq }).from(events).where(where).limit(1);
+    return { data: taken.map((r) => r.envelope as EventEnvelope), limit, has_more: more !== undefined };
   });
 }
 
@@ -110,7 +125,7 @@ export async function peekEvents(core: Core, accountId: string, query: { agent_i
   const rows = await core.db
     .select({ envelope: events.envelope })
     .from(events)
-    .where(pendingFilter(accountId, query.agent_id))
+    .where(pendingFilter(accountId, { agentId: query.agent_id }))
     .orderBy(asc(events.seq))
     .limit(query.limit + 1);
   return { data: rows.slice(0, query.limit).map((r) => r.envelope as EventEnvelope), limit: query.limit, has_more: rows.length > query.limit };

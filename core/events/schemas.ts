@@ -55,3 +55,28 @@ export const PeekEventsQuery = z.strictObject({
 export const EventBatch = z
   .object({ data: z.array(EventEnvelope), limit: z.number().int(), has_more: z.boolean() })
   .meta({ id: "EventBatch", description: "Pending events, oldest first" });
+
+/** Longest wait of one long-poll: below the 60 s a client commonly allows a request. */
+export const MAX_WAIT_SECONDS = 50;
+
+/** A long-poll of the mailbox (the MCP wait_for_event): the poll's filters, several types, one call, a wait. */
+export const WaitForEventsInput = z.strictObject({
+  agent_id: z.string().min(1).optional().meta({ description: "Only this agent's events" }),
+  call_id: z.string().min(1).optional().meta({ description: "Only events about this call (its utterances, its end)" }),
+  event_types: z
+    .array(z.enum(EVENT_TYPES))
+    .min(1)
+    .max(EVENT_TYPES.length)
+    .optional()
+    .meta({ description: "Only these event types; others stay pending. Default: every type" }),
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_WAIT_SECONDS)
+    .default(30)
+    .meta({ description: `How long to wait for a first event, 0–${MAX_WAIT_SECONDS} s (default 30); 0 only looks` }),
+  limit: Pagination.shape.limit,
+  cursor: z.string().max(2000).optional().meta({ description: "The cursor of the previous result: waits again with the same filters" }),
+});
+export type WaitForEventsInput = z.infer<typeof WaitForEventsInput>;

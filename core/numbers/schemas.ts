@@ -39,7 +39,7 @@ export const ListNumbersQuery = Pagination.extend({
   status: z.enum(["active", "released"]).optional().meta({ description: "Default: active numbers only" }),
 });
 
-export const NumberIdParams = z.object({ number_id: z.string() });
+export const NumberIdParams = z.object({ number_id: z.string().meta({ description: "The number's id (num_...), not the phone number" }) });
 
 export const ReassignQuery = z.strictObject({ agent_id: z.string().min(1).meta({ description: "The agent to move the number to" }) });
 

@@ -141,7 +141,7 @@ export async function abandonDelivery(core: Core, tx: Transaction, job: Delivery
   await tx.update(webhookDeliveries).set({ status: "abandoned", completedAt: now, claimedUntil: null, updatedAt: now }).where(eq(webhookDeliveries.deliveryId, job.deliveryId));
   if (job.eventSeq !== null) {
     await tx.update(events).set({ route: "mailbox" }).where(and(eq(events.seq, job.eventSeq), eq(events.status, "pending")));
-    await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: job.agentId }, { tx });
+    await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: job.agentId, account_id: job.accountId }, { tx });
   }
   if (job.turnId) {
     await tx.update(turns).set({ status: "abandoned", closedAt: now }).where(and(eq(turns.turnId, job.turnId), eq(turns.status, "open")));

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
+import type { Operation } from "../../discovery/operation.js";
 
 /** The URI naming a problem type; the service serves a description of it there. */
 export function problemTypeUri(req: Request, code: ErrorCode): string {
@@ -79,7 +80,25 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** The last handler: no route matched. */
-export const routeNotFound: RequestHandler = (req, _res, next) => {
-  next(new AppError("not_found", `No route for ${req.method} ${req.path}. See /openapi.json for every route.`));
-};
+/**
+ * The last handler: no route matched. A path that exists with other methods is a 405 naming
+ * them in `Allow` (MCP clients, for one, read a 405 on GET /mcp as "no standalone stream").
+ */
+export function routeNotFound(routes: Operation[]): RequestHandler {
+  const patterns = routes.map((route) => ({ method: route.method.toUpperCase(), pattern: pathPattern(route.path) }));
+  return (req, _res, next) => {
+    const allowed = [...new Set(patterns.filter((p) => p.pattern.test(req.path)).map((p) => p.method))];
+    if (allowed.length > 0) {
+      if (allowed.includes("GET")) allowed.push("HEAD");
+      next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; it takes ${allowed.join(", ")}.`, { headers: { Allow: allowed.join(", ") } }));
+      return;
+    }
+    next(new AppError("not_found", `No route for ${req.method} ${req.path}. See /openapi.json for every route.`));
+  };
+}
+
+/** `/v1/calls/{call_id}` → a regular expression matching its concrete paths. */
+function pathPattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+");
+  return new RegExp(`^${escaped}/?$`);
+}

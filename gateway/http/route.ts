@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { AppError, type FieldError } from "../../core/errors.js";
 import { beginIdempotent, finishIdempotent, releaseIdempotent } from "../../core/idempotency.js";
 import { withRequestId } from "../../core/logger.js";
+import { parseFields, UNSTORABLE_MESSAGE, unstorableString } from "../../core/schemas/validation.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { storeAnswer } from "../../payments/settlements.js";
 import type { PaymentEngine } from "../../payments/engine.js";
@@ -77,8 +78,8 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
   // No resource has such an id, so a path parameter like that is simply not found.
   if (unstorableString(req.params) !== undefined) throw new AppError("not_found", `No resource at ${req.path}.`);
   for (const [part, schema, value] of [["query", route.query, req.query], ["body", route.body, req.body]] as const) {
-    const bad = schema ? unstorableString(value) : undefined;
-    if (bad !== undefined) errors.push({ field: bad || part, message: "contains a NUL character or unpaired UTF-16 surrogate, which cannot be stored" });
+    const bad = schema && !(part === "body" && route.protocolBody) ? unstorableString(value) : undefined;
+    if (bad !== undefined) errors.push({ field: bad || part, message: UNSTORABLE_MESSAGE });
   }
   if (errors.length > 0) throw new AppError("validation_error", `The request has text that cannot be stored: ${errors.map((e) => e.field).join(", ")}.`, { errors });
   const params = parsePart(route.params, req.params, errors);
@@ -172,43 +173,5 @@ async function runIdempotent(core: Core, auth: unknown, key: string, requestHash
 }
 
 function parsePart(schema: z.ZodType | undefined, input: unknown, errors: FieldError[]): unknown {
-  if (!schema) return undefined;
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  for (const issue of parsed.error.issues) {
-    if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) errors.push({ field: [...issue.path, key].join("."), message: "is not a recognised field" });
-      continue;
-    }
-    const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "body";
-    // Whatever the schema (string, enum, object), an absent value reads "is required".
-    const missing = valueAt(input, issue.path) === undefined;
-    errors.push({ field, message: missing ? (field === "body" ? "is required: send a JSON object" : "is required") : issue.message });
-  }
-  return undefined;
-}
-
-// PostgreSQL text and jsonb cannot hold U+0000 or a lone surrogate; refusing them here means a
-// client can never turn them into a database error (a 500).
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** The dotted path of the first unstorable string (or key) in value, "" for the root, or undefined. */
-function unstorableString(value: unknown, path: string[] = []): string | undefined {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? path.join(".") : undefined;
-  if (value === null || typeof value !== "object") return undefined;
-  for (const [key, inner] of Object.entries(value)) {
-    if (UNSTORABLE.test(key)) return [...path, key].join(".");
-    const found = unstorableString(inner, [...path, key]);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-function valueAt(input: unknown, path: PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
+  return schema ? parseFields(schema, input, errors) : undefined;
 }

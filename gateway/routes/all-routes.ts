@@ -7,6 +7,7 @@ import { callRoutes } from "./calls.js";
 import { discoveryRoutes } from "./discovery.js";
 import { eventRoutes } from "./events.js";
 import { feedbackRoutes } from "./feedback.js";
+import { mcpRoutes } from "./mcp.js";
 import { messageRoutes } from "./messages.js";
 import { numberRoutes } from "./numbers.js";
 import { sandboxRoutes } from "./sandbox.js";
@@ -32,6 +33,7 @@ export function allRoutes(config: Pick<Config, "carrier">): Route[] {
     ...billingRoutes,
     ...topupRoutes,
     ...x402Routes,
+    ...mcpRoutes,
   );
   if (config.carrier === "sandbox") routes.push(...sandboxRoutes);
   return routes;

@@ -48,8 +48,9 @@ export class Contract {
     if (path.length > 1) path = path.replace(/\/$/, "");
     const match = this.templates.find((t) => t.regex.test(path) && this.document.paths[t.template]![m]);
     if (!match) {
-      // No such route: the only acceptable answer is the 404 problem.
-      if (status !== 404) throw new Error(`${method} ${path} is not in /openapi.json but answered ${status}`);
+      // No such route: a 404 problem, or a 405 problem when the path takes other methods.
+      const pathKnown = this.templates.some((t) => t.regex.test(path));
+      if (status !== (pathKnown ? 405 : 404)) throw new Error(`${method} ${path} is not in /openapi.json but answered ${status}`);
       this.validate(`${method} ${path} (unknown route)`, "#/components/schemas/Problem", body);
       return;
     }

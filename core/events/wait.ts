@@ -1,0 +1,59 @@
+import { loadAgent } from "../agents/agents.js";
+import { loadCall } from "../calls/call-records.js";
+import type { Core } from "../core.js";
+import { EVENTS_CREATED_CHANNEL } from "./channels.js";
+import { claimEvents, type EventFilter } from "./events.js";
+
+/**
+ * How often a wait looks again with no announcement. Announcements wake it at once; this only
+ * bounds the cost of one that was missed (a bus overflow, a process restart in between).
+ */
+const RECHECK_MS = 1_000;
+
+export interface WaitOptions {
+  limit: number;
+  timeoutMs: number;
+  /** Ends the wait early (the client went away); the answer is then whatever was taken. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * A long-poll of the mailbox: takes the pending events matching filter, oldest first, as soon as
+ * there are any, or returns none when timeoutMs passes. Events it returns are consumed, exactly as
+ * by a poll. An agent or call that is not the account's is a 404 before any waiting.
+ */
+export async function waitForEvents(core: Core, accountId: string, filter: EventFilter, options: WaitOptions) {
+  if (filter.agentId) await loadAgent(core.db, accountId, filter.agentId);
+  if (filter.callId) await loadCall(core.db, accountId, filter.callId);
+  const deadline = Date.now() + options.timeoutMs;
+  let announced = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = core.bus.subscribe(EVENTS_CREATED_CHANNEL, (message) => {
+    if (message.account_id !== accountId || (filter.agentId && message.agent_id !== filter.agentId)) return;
+    announced = true;
+    wake?.();
+  });
+  try {
+    for (;;) {
+      announced = false;
+      const batch = await claimEvents(core, accountId, filter, options.limit);
+      const left = deadline - Date.now();
+      if (batch.data.length > 0 || left <= 0 || options.signal?.aborted) return { ...batch, timed_out: batch.data.length === 0 };
+      // An announcement that came while the claim ran is not lost: look again at once.
+      if (announced) continue;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          options.signal?.removeEventListener("abort", done);
+          wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(left, RECHECK_MS));
+        options.signal?.addEventListener("abort", done, { once: true });
+        wake = done;
+      });
+    }
+  } finally {
+    unsubscribe();
+  }
+}

@@ -1,0 +1,60 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { AppError, ERROR_CODES, type ErrorCode } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+
+const TOP_UP =
+  "Add money, then try again: get_balance shows the balance and the prices. A wallet tops up by paying GET or POST /v1/billing/topup/x402/pay?amount=5 " +
+  "(x402 or MPP); an account can pay the same route with its API key.";
+const NEXT_UTTERANCE = "wait_for_event with the call_id and event_types [\"call.utterance\"] returns the caller's newest turn; answer its turn_id.";
+const TRY_LATER = "Try again in a few seconds; if it keeps failing, report it with send_feedback, quoting the request id.";
+
+/** What to do next after each error, in the words a model acts on. Every code has one. */
+const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) => string)> = {
+  validation_error: (_e, tool) => `Correct the fields listed and call ${tool} again; its inputSchema (tools/list) says what each field takes.`,
+  malformed_json: "Send the arguments as a JSON object.",
+  bad_request: (_e, tool) => `Change the request as the message says and call ${tool} again.`,
+  invalid_otp: "Request a new code and try again.",
+  no_active_number: "Give the agent a number first (buy_number with its agent_id, or reassign_number), then place the call again.",
+  unauthorized: "This connection's API key or agent_token is not accepted; configure a valid one and reconnect.",
+  insufficient_balance: TOP_UP,
+  payment_required: TOP_UP,
+  forbidden: "This credential may not do that; use the account's API key.",
+  not_found: "Check the id: list_agents, list_numbers and list_calls show the ids this account owns (another account's ids are never visible here).",
+  method_not_allowed: TRY_LATER,
+  conflict: "Read the resource's current state (its get_ tool) and decide again.",
+  cannot_revoke_current_key: "Revoke it with another key.",
+  no_numbers_available: "Call buy_number again with another area_code, or without one.",
+  number_in_use: "Choose another number: this one is already on the service or was released from it.",
+  number_released: "A released number is gone for good; buy_number gets a new one.",
+  number_not_in_service: "Use a number an agent answers: list_numbers shows them, reassign_number gives one an agent.",
+  call_not_in_progress: "get_call shows the call's status: only a connected (in-progress) call takes turns.",
+  turn_abandoned: `Discard this answer: its turn was given up. ${NEXT_UTTERANCE}`,
+  turn_answered: `Nothing more to say for this turn: it already has its final answer. ${NEXT_UTTERANCE}`,
+  idempotency_conflict: "Use a new idempotency key for a different request.",
+  turn_stale: `Discard this answer: the caller has spoken again since. ${NEXT_UTTERANCE}`,
+  turn_cancelled: `Discard this answer: the caller interrupted it. ${NEXT_UTTERANCE}`,
+  call_ended:
+    "Stop working on this call. get_transcript shows what was said; wait_for_event with event_types [\"call.completed\"] gives how it ended and what it cost.",
+  gone: "It no longer exists; list again for what does.",
+  payload_too_large: "Send less: shorten the text or the metadata.",
+  unsupported_media_type: "Send the arguments as a JSON object.",
+  rate_limited: (error) => `Wait ${String(error.extra.retry_after ?? error.headers["Retry-After"] ?? "a few")} seconds, then try again.`,
+  internal_error: TRY_LATER,
+  service_unavailable: TRY_LATER,
+};
+
+/**
+ * A failed tool call as the model sees it: `isError: true` and text saying what went wrong, each
+ * bad field, and what to do next. Never a protocol error: the model can act on a result.
+ */
+export function toolError(error: unknown, tool: string, logger: Logger, requestId: string): CallToolResult {
+  const known = error instanceof AppError ? error : null;
+  if (!known) logger.error({ err: error, tool, request_id: requestId }, "tool failed");
+  const failure = known ?? new AppError("internal_error", `Something failed on our side (request id ${requestId}).`);
+  const lines = [`${failure.code} (${ERROR_CODES[failure.code].title}): ${failure.detail}`];
+  for (const field of failure.errors ?? []) lines.push(`- ${field.field}: ${field.message}`);
+  if (Object.keys(failure.extra).length > 0) lines.push(`Details: ${JSON.stringify(failure.extra)}`);
+  const next = NEXT_STEPS[failure.code];
+  lines.push(`Next step: ${typeof next === "function" ? next(failure, tool) : next}`);
+  return { isError: true, content: [{ type: "text", text: lines.join("\n") }] };
+}

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { getCall, getTranscript, hangupCallByClient, listCalls } from "../../core/calls/calls.js";
+import { placeCall } from "../../core/calls/place-call.js";
+import { pushContext } from "../../core/calls/push-context.js";
+import { Call, CallIdParams, ContextPushBody, ContextPushQuery, ContextPushResult, ListCallsQuery, PlaceCallBody, Transcript } from "../../core/calls/schemas.js";
+import { listOf } from "../../core/schemas/common.js";
+import { defineTool } from "../tool.js";
+
+export const callTools = [
+  defineTool({
+    name: "place_call",
+    title: "Place a phone call",
+    description:
+      "Calls to_number from the agent's number. Talk time is billed per second from the balance (the first minute must be covered), and the call " +
+      "ends if the balance runs out. Then wait_for_event with the call_id: each thing the other party says arrives as call.utterance, to answer " +
+      "with push_context; call.completed (or call.busy, call.no-answer, call.failed) ends it.",
+    input: [PlaceCallBody],
+    output: Call,
+    hints: { spendsMoney: true, openWorld: true },
+    run: ({ core, accountId }, args) => placeCall(core, accountId, args),
+  }),
+  defineTool({
+    name: "list_calls",
+    title: "List calls",
+    description: "Lists the account's calls, newest first, optionally for one agent or with one status.",
+    input: [ListCallsQuery],
+    output: listOf(Call),
+    hints: { readOnly: true },
+    run: ({ core, accountId }, args) => listCalls(core, accountId, args),
+  }),
+  defineTool({
+    name: "get_call",
+    title: "Get a call",
+    description: "Reads one call: its status (queued, ringing, in-progress, then how it ended), duration and charge so far.",
+    input: [CallIdParams],
+    output: Call,
+    hints: { readOnly: true },
+    run: ({ core, accountId }, args) => getCall(core, accountId, args.call_id),
+  }),
+  defineTool({
+    name: "get_transcript",
+    title: "Get a call's transcript",
+    description: "What was said on a call, in order: user lines are the other party, assistant lines the agent. Works during the call and after.",
+    input: [CallIdParams],
+    output: z.object({ call_id: z.string(), transcript: Transcript }),
+    hints: { readOnly: true },
+    run: async ({ core, accountId }, args) => ({ call_id: args.call_id, transcript: await getTranscript(core, accountId, args.call_id) }),
+  }),
+  defineTool({
+    name: "hang_up_call",
+    title: "Hang up a call",
+    description:
+      "Ends a call now: a connected call becomes completed, a ringing one canceled; an ended call is returned unchanged. " +
+      "To say goodbye first, use push_context with end_call true instead.",
+    input: [CallIdParams],
+    output: Call,
+    hints: { destructive: true, idempotent: true, openWorld: true },
+    run: ({ core, accountId }, args) => hangupCallByClient(core, accountId, args.call_id),
+  }),
+  defineTool({
+    name: "push_context",
+    title: "Say something on a live call",
+    description:
+      "Answers the caller's turn: text is spoken at once and added to the transcript. turn_id must be the one from the call.utterance being " +
+      "answered. final false speaks an interim line and keeps the turn open; end_call true hangs up after speaking. If the caller has spoken " +
+      "again since (turn_stale) or interrupted (turn_cancelled), the answer is refused: discard it and answer the newest call.utterance.",
+    input: [CallIdParams, ContextPushQuery, ContextPushBody],
+    output: ContextPushResult,
+    hints: { openWorld: true },
+    run: ({ core, accountId }, args) =>
+      pushContext(core, { accountId }, { callId: args.call_id, turnId: args.turn_id, text: args.text, final: args.final, endCall: args.end_call }),
+  }),
+];

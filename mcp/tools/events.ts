@@ -1,0 +1,83 @@
+import { z } from "zod";
+import { AppError } from "../../core/errors.js";
+import { peekEvents } from "../../core/events/events.js";
+import { deliveryTarget } from "../../core/events/routing.js";
+import { EventBatch, EventEnvelope, EVENT_TYPES, PeekEventsQuery, WaitForEventsInput } from "../../core/events/schemas.js";
+import { waitForEvents } from "../../core/events/wait.js";
+import { loadCall } from "../../core/calls/call-records.js";
+import type { Core } from "../../core/core.js";
+import { defineTool } from "../tool.js";
+
+/** What a cursor remembers: the filters of the wait that returned it. */
+const CursorFilters = z.strictObject({
+  agent_id: z.string().optional(),
+  call_id: z.string().optional(),
+  event_types: z.array(z.enum(EVENT_TYPES)).optional(),
+});
+type CursorFilters = z.infer<typeof CursorFilters>;
+
+const encodeCursor = (filters: CursorFilters) => Buffer.from(JSON.stringify(filters)).toString("base64url");
+
+function decodeCursor(cursor: string): CursorFilters {
+  try {
+    return CursorFilters.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
+  } catch {
+    throw new AppError("validation_error", "The cursor is not one wait_for_event returned.", { errors: [{ field: "cursor", message: "is not a cursor from wait_for_event" }] });
+  }
+}
+
+/** Why a wait found nothing, when the answer is that the agent's events go somewhere else. */
+async function routedElsewhere(core: Core, accountId: string, filters: CursorFilters): Promise<string | undefined> {
+  const agentId = filters.agent_id ?? (filters.call_id ? (await loadCall(core.db, accountId, filters.call_id)).agentId : undefined);
+  if (!agentId) return undefined;
+  const target = await deliveryTarget(core.db, agentId, core.now());
+  if (target.route === "webhook") return `Agent ${agentId} has a webhook, so its events are posted there, not kept for wait_for_event. delete_webhook to receive them here.`;
+  if (target.route === "relay") return `Agent ${agentId} has a relay WebSocket open, so its events go to that socket, not to wait_for_event.`;
+  return undefined;
+}
+
+export const eventTools = [
+  defineTool({
+    name: "wait_for_event",
+    title: "Wait for the next events",
+    description:
+      "Waits up to timeout_seconds for pending events (call.utterance, call.completed, sms.received, ...) and returns them, oldest first, " +
+      "as soon as there are any. Returned events are consumed: each is returned once. Narrow it with agent_id, call_id and event_types; " +
+      "call it again with the returned cursor to keep waiting with the same filters. On a live call, answer each call.utterance with " +
+      "push_context, quickly: the caller is waiting.",
+    input: [WaitForEventsInput],
+    output: z.object({
+      events: z.array(EventEnvelope),
+      has_more: z.boolean().meta({ description: "More matching events are pending: call again at once" }),
+      timed_out: z.boolean().meta({ description: "Nothing arrived within timeout_seconds" }),
+      cursor: z.string().meta({ description: "Pass it to wait_for_event to wait again with the same filters" }),
+      hint: z.string().optional().meta({ description: "Why nothing can arrive here, when that is the case" }),
+    }),
+    hints: {},
+    run: async ({ core, accountId, signal }, { cursor, timeout_seconds, limit, ...given }) => {
+      const remembered = cursor ? decodeCursor(cursor) : {};
+      const filters: CursorFilters = {
+        agent_id: given.agent_id ?? remembered.agent_id,
+        call_id: given.call_id ?? remembered.call_id,
+        event_types: given.event_types ?? remembered.event_types,
+      };
+      const batch = await waitForEvents(
+        core,
+        accountId,
+        { agentId: filters.agent_id, callId: filters.call_id, eventTypes: filters.event_types },
+        { limit, timeoutMs: timeout_seconds * 1000, signal },
+      );
+      const hint = batch.timed_out ? await routedElsewhere(core, accountId, filters) : undefined;
+      return { events: batch.data, has_more: batch.has_more, timed_out: batch.timed_out, cursor: encodeCursor(filters), ...(hint ? { hint } : {}) };
+    },
+  }),
+  defineTool({
+    name: "peek_events",
+    title: "Look at pending events",
+    description: "Lists pending events, oldest first, without consuming them (wait_for_event consumes). Use it to see what is waiting.",
+    input: [PeekEventsQuery],
+    output: EventBatch,
+    hints: { readOnly: true },
+    run: ({ core, accountId }, args) => peekEvents(core, accountId, args),
+  }),
+];

@@ -1,0 +1,183 @@
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toolsFor } from "../../mcp/server.js";
+import { adminCommand, databaseForProcess, httpMcp, stdioMcp, type McpSession } from "../support/mcp.js";
+import { startReceiver } from "../support/receiver.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { createAccount } from "../support/accounts.js";
+
+/** What the issue asks for by name; the server may offer more. */
+const REQUIRED_TOOLS = [
+  "list_agents", "create_agent", "update_agent", "delete_agent",
+  "list_numbers", "buy_number", "reassign_number", "release_number",
+  "place_call", "get_call", "list_calls", "get_transcript", "hang_up_call", "push_context",
+  "wait_for_event", "peek_events", "list_messages", "list_conversations",
+  "get_webhook", "set_webhook", "delete_webhook", "test_webhook",
+  "list_voices", "get_default_voice", "set_default_voice",
+  "get_balance", "get_usage", "send_feedback",
+  "simulate_inbound_call", "simulate_caller_speech", "simulate_inbound_text",
+];
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
+
+const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text"];
+
+/** A validator that refuses what it does not understand: a schema it cannot compile is not a valid schema. */
+function strictAjv() {
+  const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: true, validateSchema: true });
+  addFormats(ajv);
+  ajv.addKeyword("example");
+  return ajv;
+}
+
+/** tools/list: every tool, each well formed. Returns the output validators by tool name. */
+async function checkListing(mcp: McpSession) {
+  const { tools } = await mcp.client.listTools();
+  const names = tools.map((t) => t.name);
+  expect(names.sort()).toEqual(toolsFor({ carrier: "sandbox" }).map((t) => t.name).sort());
+  for (const name of REQUIRED_TOOLS) expect(names).toContain(name);
+  const ajv = strictAjv();
+  const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+  for (const tool of tools) {
+    expect(tool.name).toMatch(/^[a-z][a-z0-9_]{0,39}$/);
+    expect(tool.description!.length, tool.name).toBeGreaterThan(30);
+    expect(tool.inputSchema.type).toBe("object");
+    expect(JSON.stringify(tool.inputSchema)).not.toContain("$ref");
+    expect(() => ajv.compile(tool.inputSchema), `${tool.name} inputSchema`).not.toThrow();
+    expect(tool.outputSchema?.type, `${tool.name} outputSchema`).toBe("object");
+    validators.set(tool.name, ajv.compile(tool.outputSchema!));
+    const a = tool.annotations!;
+    expect(typeof a.readOnlyHint && typeof a.destructiveHint && typeof a.idempotentHint && typeof a.openWorldHint).toBe("boolean");
+    const spends = SPENDING.includes(tool.name);
+    expect(tool._meta?.["agentline/spends_money"], tool.name).toBe(spends);
+    expect(tool.description!.includes("Spends money"), tool.name).toBe(spends);
+  }
+  for (const name of ["delete_agent", "release_number", "delete_webhook", "hang_up_call"]) expect(tools.find((t) => t.name === name)!.annotations!.destructiveHint).toBe(true);
+  for (const name of ["list_agents", "get_call", "get_transcript", "peek_events", "get_balance"]) expect(tools.find((t) => t.name === name)!.annotations!.readOnlyHint).toBe(true);
+  for (const name of ["wait_for_event", "push_context", "place_call"]) expect(tools.find((t) => t.name === name)!.annotations!.readOnlyHint).toBe(false);
+  return validators;
+}
+
+/**
+ * Calls every tool at least once, successfully, the way an agent would, and checks each result
+ * against the outputSchema tools/list gave (the SDK's client checks it too).
+ */
+async function tour(mcp: McpSession, receiverUrl: string) {
+  const validators = await checkListing(mcp);
+  const ok = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = await mcp.ok(name, args);
+    const validate = validators.get(name)!;
+    expect(validate(result), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    return result;
+  };
+
+  const agent = await ok("create_agent", { name: "Front desk", description: "Answers the phone", metadata: { team: "ops" } });
+  const other = await ok("create_agent", { name: "Back office" });
+  expect((await ok("list_agents", { limit: 10 })).data).toHaveLength(2);
+  expect((await ok("get_agent", { agent_id: agent.agent_id })).name).toBe("Front desk");
+  expect((await ok("update_agent", { agent_id: agent.agent_id, description: null, voice_id: "mark" })).description).toBeNull();
+
+  const number = await ok("buy_number", { agent_id: agent.agent_id, area_code: "415" });
+  expect(number.phone_number).toMatch(/^\+1415/);
+  const spare = await ok("buy_number", { agent_id: other.agent_id });
+  expect((await ok("list_numbers", {})).data).toHaveLength(2);
+  expect((await ok("get_number", { number_id: number.number_id })).agent_id).toBe(agent.agent_id);
+  expect((await ok("reassign_number", { number_id: spare.number_id, agent_id: agent.agent_id })).agent_id).toBe(agent.agent_id);
+  expect((await ok("release_number", { number_id: spare.number_id })).status).toBe("released");
+
+  const call = await ok("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" });
+  expect(call.status).toBe("in-progress");
+  const { turn_id } = await ok("simulate_caller_speech", { call_id: call.call_id, text: "Hello, is this the front desk?" });
+  const peeked = await ok("peek_events", { agent_id: agent.agent_id });
+  expect(peeked.data.map((e: any) => e.event_type)).toContain("call.utterance");
+  const waited = await ok("wait_for_event", { call_id: call.call_id, event_types: ["call.utterance"], timeout_seconds: 5 });
+  expect(waited.events[0].turn_id).toBe(turn_id);
+  expect((await ok("push_context", { call_id: call.call_id, turn_id, text: "Yes, how can I help?" })).turn_status).toBe("answered");
+  expect((await ok("get_call", { call_id: call.call_id })).status).toBe("in-progress");
+  expect((await ok("get_transcript", { call_id: call.call_id })).transcript.map((l: any) => l.role)).toEqual(["user", "assistant"]);
+  expect((await ok("hang_up_call", { call_id: call.call_id })).status).toBe("completed");
+  expect((await ok("list_calls", { agent_id: agent.agent_id })).data).toHaveLength(1);
+
+  const inbound = await ok("simulate_inbound_call", { to_number: number.phone_number, from_number: "+14155550199" });
+  expect((await ok("simulate_caller_hangup", { call_id: inbound.call_id })).status).toBe("completed");
+  await ok("simulate_inbound_text", { to_number: number.phone_number, from_number: "+14155550199", text: "Are you open today?" });
+  const threads = await ok("list_conversations", { agent_id: agent.agent_id });
+  expect(threads.data).toHaveLength(1);
+  expect((await ok("list_messages", { conversation_id: threads.data[0].conversation_id })).data[0].text).toBe("Are you open today?");
+  const drained = await ok("wait_for_event", { agent_id: agent.agent_id, timeout_seconds: 0, limit: 100 });
+  expect(drained.events.map((e: any) => e.event_type)).toEqual(["call.completed", "call.received", "call.completed", "sms.received"]);
+
+  const webhook = await ok("set_webhook", { agent_id: other.agent_id, url: receiverUrl });
+  expect(webhook.secret).toMatch(/^whsec_/);
+  expect((await ok("get_webhook", { agent_id: other.agent_id })).url).toBe(receiverUrl);
+  expect((await ok("test_webhook", { agent_id: other.agent_id })).delivered).toBe(true);
+  expect((await ok("delete_webhook", { agent_id: other.agent_id })).deleted).toBe(true);
+
+  expect((await ok("list_voices", { limit: 100 })).data.length).toBeGreaterThan(5);
+  expect((await ok("set_default_voice", { voice_id: "mark" })).source).toBe("account");
+  expect((await ok("get_default_voice")).voice_id).toBe("mark");
+  expect((await ok("reset_default_voice")).source).toBe("system");
+
+  expect(Number((await ok("get_balance")).balance)).toBeGreaterThan(0);
+  expect((await ok("get_usage", { period: "month" })).numbers.purchased).toBe(2);
+  expect((await ok("list_transactions", { category: "number" })).data.length).toBeGreaterThanOrEqual(2);
+  expect((await ok("send_feedback", { category: "feature_request", message: "More area codes, please." })).status).toBe("open");
+  expect((await ok("list_feedback")).data).toHaveLength(1);
+  expect((await ok("delete_agent", { agent_id: other.agent_id })).deleted).toBe(true);
+
+  // Every tool has now answered at least once.
+  expect([...mcp.succeeded].sort()).toEqual(toolsFor({ carrier: "sandbox" }).map((t) => t.name).sort());
+  expect(mcp.transportErrors).toEqual([]);
+}
+
+describe("MCP tools over Streamable HTTP", () => {
+  let service: TestService;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    service = await startTestService({ env: { ALLOW_PRIVATE_WEBHOOKS: "true" } });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await service?.stop();
+  });
+
+  it("lists every tool with valid schemas, and every tool's result matches its outputSchema", async () => {
+    const account = await createAccount(service.core);
+    const mcp = await httpMcp(service.baseUrl, account.apiKey);
+    try {
+      await tour(mcp, receiver.url);
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
+describe("MCP tools over stdio (agentline mcp)", () => {
+  let database: Awaited<ReturnType<typeof databaseForProcess>>;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    database = await databaseForProcess();
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await database?.drop();
+  });
+
+  it("lists every tool with valid schemas, every result matches its outputSchema, and logs only on stderr", async () => {
+    const env = { ...database.env, ALLOW_PRIVATE_WEBHOOKS: "true", SIGNUP_CREDIT_USD: "50" };
+    const { api_key } = adminCommand(env, ["api-key", "--email", "stdio@example.com"]);
+    const mcp = await stdioMcp({ ...env, AGENTLINE_API_KEY: api_key });
+    try {
+      await tour(mcp, receiver.url);
+      // The logs went to stderr (stdout carried only protocol messages: a stray line there would be a transport error).
+      expect(mcp.stderr()).toContain('"msg":"mcp server on stdio"');
+      expect(mcp.stderr()).toContain('"tool":"place_call"');
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
+});
