@@ -14,11 +14,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { findOrCreateAccountByEmail } from "../core/accounts/accounts.js";
-import { mintApiKey } from "../core/auth/api-keys.js";
-import { credit } from "../core/billing/ledger.js";
 import { openDatabase } from "../core/db/database.js";
 import { createLogger } from "../core/logger.js";
+import { createAccount } from "../test/support/accounts.js";
 import { Api } from "../test/support/api.js";
 import { spawnService, projectRoot } from "../test/support/process.js";
 import { RelayClient } from "../test/support/relay-client.js";
@@ -54,11 +52,7 @@ async function main() {
   );
   try {
     const handle = await openDatabase({ url: databaseUrl, dataDir: "unused", logger: createLogger("silent") });
-    const apiKey = await handle.db.transaction(async (tx) => {
-      const { accountId } = await findOrCreateAccountByEmail(tx, "bench@example.com");
-      await credit(tx, { accountId, category: "operator_credit", description: "benchmark", at: new Date() }, 10_000_000_000);
-      return (await mintApiKey(tx, accountId, "bench")).api_key;
-    });
+    const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
     const api = new Api(service.baseUrl, apiKey);
     const results: Record<string, unknown> = {};
 

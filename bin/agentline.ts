@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { findOrCreateAccountByEmail } from "../core/accounts/accounts.js";
 import { authenticateAgentToken } from "../core/auth/agent-tokens.js";
-import { authenticateApiKey, mintApiKey } from "../core/auth/api-keys.js";
-import { normalizeEmail } from "../core/auth/otp.js";
+import { authenticateApiKey } from "../core/auth/api-keys.js";
+import { issueKeyForEmail } from "../core/auth/otp.js";
 import { operatorCredit } from "../core/billing/operator-credit.js";
-import { ConfigError, loadConfig, usdToMicros } from "../core/config.js";
+import { ConfigError, loadConfig } from "../core/config.js";
 import { createCore } from "../core/core.js";
 import { AppError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
@@ -49,11 +48,7 @@ async function admin(args: string[]): Promise<void> {
     const result =
       action === "credit"
         ? await operatorCredit(core, { accountId: values.account!, amountUsd: values.amount!, note: values.note! })
-        : await core.db.transaction(async (tx) => {
-            const account = await findOrCreateAccountByEmail(tx, normalizeEmail(values.email!), { creditMicros: usdToMicros(config.signupCreditUsd), at: core.now() });
-            const key = await mintApiKey(tx, account.accountId, "admin");
-            return { api_key: key.api_key, key_id: key.key_id, account_id: account.accountId, account_created: account.created };
-          });
+        : await core.db.transaction((tx) => issueKeyForEmail(core, tx, values.email!, "admin"));
     process.stdout.write(JSON.stringify(result) + "\n");
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

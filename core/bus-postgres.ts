@@ -1,6 +1,6 @@
 import { eq, lt, sql } from "drizzle-orm";
 import type postgres from "postgres";
-import type { Bus } from "./bus.js";
+import { createSubscribers, type Bus } from "./bus.js";
 import type { Database } from "./db/database.js";
 import { busMessages } from "./db/schema/bus-messages.js";
 import type { Logger } from "./logger.js";
@@ -12,8 +12,6 @@ const NOTIFY_CHANNEL = "agentline";
 const MAX_INLINE_BYTES = 7000;
 // An overflow row is read within milliseconds of its NOTIFY; a minute is a generous margin.
 const SWEEP_EVERY_MS = 30_000;
-
-type Handler = (message: Record<string, unknown>) => void;
 
 /** What createPostgresBus needs: the process's own PostgreSQL client and drizzle handle on it. */
 export interface PostgresBusOptions {
@@ -33,23 +31,12 @@ export interface PostgresBusOptions {
  */
 export async function createPostgresBus(options: PostgresBusOptions): Promise<Bus> {
   const { client, db, logger } = options;
-  const handlers = new Map<string, Set<Handler>>();
+  const subscribers = createSubscribers(logger);
   let closed = false;
   let listened = false;
   // Deliveries run one after another: an overflow message must be read from its row first, and
   // a small message sent after it must not overtake it.
   let deliveries: Promise<void> = Promise.resolve();
-
-  function deliver(channel: string, message: Record<string, unknown>): void {
-    for (const handler of [...(handlers.get(channel) ?? [])]) {
-      try {
-        const result: unknown = handler(message);
-        if (result instanceof Promise) result.catch((error) => logger.error({ err: error, channel }, "bus handler failed"));
-      } catch (error) {
-        logger.error({ err: error, channel }, "bus handler failed");
-      }
-    }
-  }
 
   async function receive(payload: string): Promise<void> {
     const notice = parseNotice(payload);
@@ -58,14 +45,14 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
       return;
     }
     // Only read an overflow row if someone here wants it.
-    if (closed || !handlers.get(notice.c)?.size) return;
-    if ("m" in notice) return deliver(notice.c, notice.m);
+    if (closed || !subscribers.has(notice.c)) return;
+    if ("m" in notice) return subscribers.deliver(notice.c, notice.m);
     const [row] = await db.select({ payload: busMessages.payload }).from(busMessages).where(eq(busMessages.id, notice.r));
     if (!row) {
       logger.warn({ channel: notice.c, bus_message_id: notice.r }, "bus message row is gone (swept before it was read)");
       return;
     }
-    if (!closed) deliver(notice.c, row.payload);
+    if (!closed) subscribers.deliver(notice.c, row.payload);
   }
 
   const { unlisten } = await client.listen(
@@ -102,23 +89,14 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
       // Raw SQL: the query builder has no NOTIFY, and client.notify would bypass the transaction.
       await executor.execute(sql`select pg_notify(${NOTIFY_CHANNEL}, ${payload})`);
     },
-    subscribe(channel, handler) {
-      let set = handlers.get(channel);
-      if (!set) handlers.set(channel, (set = new Set()));
-      set.add(handler);
-      const own = set;
-      return () => {
-        own.delete(handler);
-        if (own.size === 0 && handlers.get(channel) === own) handlers.delete(channel);
-      };
-    },
+    subscribe: subscribers.subscribe,
     async close() {
       if (closed) return;
       // After a reconnect, postgres.js's unlisten no longer removes our listener (its re-listen
       // registers a copy), so the flag and the cleared handlers are what stop delivery.
       closed = true;
       clearInterval(sweep);
-      handlers.clear();
+      subscribers.clear();
       try {
         await unlisten();
       } catch (error) {

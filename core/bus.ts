@@ -24,29 +24,55 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** The bus of a single process. A handler that throws is logged; the others still get the message. */
+type Handler = (message: Record<string, unknown>) => void;
+
+/**
+ * The handlers of one process's bus, by channel. `deliver` calls each; one that throws (or whose
+ * promise rejects) is logged, and the others still get the message.
+ */
+export function createSubscribers(logger: Logger) {
+  const handlers = new Map<string, Set<Handler>>();
+  return {
+    subscribe(channel: string, handler: Handler): () => void {
+      let set = handlers.get(channel);
+      if (!set) handlers.set(channel, (set = new Set()));
+      set.add(handler);
+      const own = set;
+      return () => {
+        own.delete(handler);
+        if (own.size === 0 && handlers.get(channel) === own) handlers.delete(channel);
+      };
+    },
+    has(channel: string): boolean {
+      return (handlers.get(channel)?.size ?? 0) > 0;
+    },
+    deliver(channel: string, message: Record<string, unknown>): void {
+      for (const handler of [...(handlers.get(channel) ?? [])]) {
+        try {
+          const result: unknown = handler(message);
+          if (result instanceof Promise) result.catch((error) => logger.error({ err: error, channel }, "bus handler failed"));
+        } catch (error) {
+          logger.error({ err: error, channel }, "bus handler failed");
+        }
+      }
+    },
+    clear(): void {
+      handlers.clear();
+    },
+  };
+}
+
+/** The bus of a single process. */
 export function createLocalBus(logger: Logger): Bus {
-  const handlers = new Map<string, Set<(message: Record<string, unknown>) => void>>();
+  const subscribers = createSubscribers(logger);
   return {
     async publish(channel, message) {
       // Delivered on a later tick, like a message that went over the wire.
-      queueMicrotask(() => {
-        for (const handler of [...(handlers.get(channel) ?? [])]) {
-          try {
-            handler(message);
-          } catch (error) {
-            logger.error({ err: error, channel }, "bus handler failed");
-          }
-        }
-      });
+      queueMicrotask(() => subscribers.deliver(channel, message));
     },
-    subscribe(channel, handler) {
-      const set = handlers.get(channel) ?? new Set();
-      handlers.set(channel, set.add(handler));
-      return () => set.delete(handler);
-    },
+    subscribe: subscribers.subscribe,
     async close() {
-      handlers.clear();
+      subscribers.clear();
     },
   };
 }

@@ -24,9 +24,10 @@ const schedule = z
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte address");
 
-const usd = z
-  .string()
-  .regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a dollar amount such as 5.00 (at most 6 decimals)");
+/** A decimal USD amount as the API and the environment take it: up to 9 whole digits and 6 decimals. */
+export const USD_AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
+
+const usd = z.string().regex(USD_AMOUNT, "expected a dollar amount such as 5.00 (at most 6 decimals)");
 
 /** Micro-USD from a decimal USD string (exact: no floating point). */
 export function usdToMicros(value: string): number {

@@ -5,11 +5,7 @@ import { serverSecrets } from "./db/schema/server-secrets.js";
 
 /** Keys derived from the one server secret; each use gets its own so none can stand in for another. */
 export interface ServerSecrets {
-  /** HMAC key for stored OTP codes. */
-  otpPepper: Buffer;
-  /** HMAC key that makes a call's push token. */
-  pushTokenKey: Buffer;
-  /** Derives a 32-byte key for another purpose, named by label. */
+  /** The 32-byte key for one purpose, named by label; derived on first use, then remembered. */
   derive(label: string): Buffer;
 }
 
@@ -28,6 +24,12 @@ export async function loadServerSecrets(db: Database, configured: string | undef
     master = row!.value;
   }
   const ikm = Buffer.from(master, "utf8");
-  const derive = (label: string) => Buffer.from(hkdfSync("sha256", ikm, Buffer.alloc(0), `agentline:${label}`, 32));
-  return { otpPepper: derive("otp-pepper"), pushTokenKey: derive("push-token"), derive };
+  // Keys are used on hot paths (every push token, every webhook delivery): HKDF runs once per label.
+  const keys = new Map<string, Buffer>();
+  const derive = (label: string) => {
+    let key = keys.get(label);
+    if (!key) keys.set(label, (key = Buffer.from(hkdfSync("sha256", ikm, Buffer.alloc(0), `agentline:${label}`, 32))));
+    return key;
+  };
+  return { derive };
 }

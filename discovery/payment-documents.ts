@@ -1,18 +1,6 @@
 import { z } from "zod";
-
-/** Where and how this deployment is paid (plain data: discovery knows no payment library). */
-export interface PaymentTerms {
-  mode: string;
-  network: string;
-  chainId: number;
-  asset: string;
-  assetName: string;
-  assetVersion: string;
-  payee: string;
-  testMoney: boolean;
-  topupMinMicros: number;
-  topupMaxMicros: number;
-}
+import { formatMicros } from "../core/billing/money.js";
+import type { PaymentSettings } from "../payments/settings.js";
 
 /** A route that charges, with what it charges. */
 export interface PaidRoute {
@@ -23,8 +11,6 @@ export interface PaidRoute {
   variants: Record<string, number> | undefined;
   priceDescription: string;
 }
-
-const usd = (micros: number) => `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, "0")}`;
 
 export const AgentPaymentsDocument = z
   .object({
@@ -54,7 +40,7 @@ export const AgentPaymentsDocument = z
   .meta({ id: "AgentPaymentsDocument" });
 
 /** `/.well-known/agent-payments.json`: everything a wallet needs to pay this service, in one place. */
-export function buildAgentPaymentsDocument(base: string, terms: PaymentTerms, routes: PaidRoute[]): z.infer<typeof AgentPaymentsDocument> {
+export function buildAgentPaymentsDocument(base: string, terms: PaymentSettings, routes: PaidRoute[]): z.infer<typeof AgentPaymentsDocument> {
   return {
     service: "agentline",
     protocols: [
@@ -65,7 +51,7 @@ export function buildAgentPaymentsDocument(base: string, terms: PaymentTerms, ro
       },
     ],
     networks: [{ network: terms.network, chain_id: terms.chainId }],
-    assets: [{ network: terms.network, address: terms.asset, name: terms.assetName, version: terms.assetVersion, decimals: 6, transfer: "eip3009" }],
+    assets: [{ network: terms.network, address: terms.asset, name: terms.assetName, version: terms.assetVersion, decimals: terms.decimals, transfer: "eip3009" }],
     payee: terms.payee,
     mode: terms.mode,
     test_money: terms.testMoney,
@@ -75,15 +61,15 @@ export function buildAgentPaymentsDocument(base: string, terms: PaymentTerms, ro
       path: r.path,
       url: base + r.path,
       summary: r.summary,
-      price: r.fixedMicros === null ? null : usd(r.fixedMicros),
-      ...(r.variants ? { prices: Object.fromEntries(Object.entries(r.variants).map(([k, v]) => [k, usd(v)])) } : {}),
+      price: r.fixedMicros === null ? null : formatMicros(r.fixedMicros),
+      ...(r.variants ? { prices: Object.fromEntries(Object.entries(r.variants).map(([k, v]) => [k, formatMicros(v)])) } : {}),
       price_description: r.priceDescription,
     })),
     topup: {
       url: `${base}/v1/billing/topup/x402/pay?amount={amount}`,
       methods: ["GET", "POST"],
-      min: usd(terms.topupMinMicros),
-      max: usd(terms.topupMaxMicros),
+      min: formatMicros(terms.topupMinMicros),
+      max: formatMicros(terms.topupMaxMicros),
       returns: "agent_token",
     },
     agent_token: {
@@ -97,7 +83,7 @@ export function buildAgentPaymentsDocument(base: string, terms: PaymentTerms, ro
 }
 
 /** `/.well-known/x402`: the paid resources, as x402 indexers list them. */
-export function buildX402Discovery(base: string, terms: PaymentTerms, routes: PaidRoute[]) {
+export function buildX402Discovery(base: string, terms: PaymentSettings, routes: PaidRoute[]) {
   return {
     x402Version: 2,
     serviceName: "agentline",
@@ -124,7 +110,7 @@ export function buildX402Discovery(base: string, terms: PaymentTerms, routes: Pa
 }
 
 /** MPP's `x-payment-info` for a paid operation in the OpenAPI document. */
-export function paymentInfo(terms: PaymentTerms, route: PaidRoute) {
+export function paymentInfo(terms: PaymentSettings, route: PaidRoute) {
   return {
     offers: [
       {

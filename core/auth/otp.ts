@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { findOrCreateAccountByEmail } from "../accounts/accounts.js";
 import { usdToMicros } from "../billing/money.js";
 import type { Core } from "../core.js";
+import type { Transaction } from "../db/database.js";
 import { otpCodes } from "../db/schema/otp-codes.js";
 import { AppError } from "../errors.js";
 import { mintApiKey } from "./api-keys.js";
@@ -22,7 +23,7 @@ export function normalizeEmail(email: string): string {
 
 function codeHash(core: Core, email: string, code: string): string {
   // Keyed: a plain hash of a 10^6 space would be reversed by trying every code.
-  return hmacHex(core.secrets.otpPepper, `${email}\n${code}`);
+  return hmacHex(core.secrets.derive("otp-pepper"), `${email}\n${code}`);
 }
 
 /**
@@ -74,8 +75,17 @@ export async function verifyOtp(core: Core, input: { email: string; otp: string 
     const valid = row !== undefined && row.expiresAt > now && safeEqual(row.codeHash, codeHash(core, email, input.otp));
     if (!valid) throw new AppError("invalid_otp", "The code is invalid or has expired. Request a new one with POST /v1/auth/otp.");
     await tx.delete(otpCodes).where(eq(otpCodes.email, email));
-    const account = await findOrCreateAccountByEmail(tx, email, { creditMicros: usdToMicros(core.config.signupCreditUsd), at: now });
-    const key = await mintApiKey(tx, account.accountId, "sign-in");
-    return { api_key: key.api_key, key_id: key.key_id, account_id: account.accountId, account_created: account.created };
+    return issueKeyForEmail(core, tx, email, "sign-in");
   });
+}
+
+/**
+ * A new API key for the account of an e-mail address, creating the account (with its signup
+ * credit) when there is none. Sign-in uses it once the code checks out; `agentline admin api-key`
+ * uses it directly.
+ */
+export async function issueKeyForEmail(core: Core, tx: Transaction, email: string, keyName: string) {
+  const account = await findOrCreateAccountByEmail(tx, normalizeEmail(email), { creditMicros: usdToMicros(core.config.signupCreditUsd), at: core.now() });
+  const key = await mintApiKey(tx, account.accountId, keyName);
+  return { api_key: key.api_key, key_id: key.key_id, account_id: account.accountId, account_created: account.created };
 }

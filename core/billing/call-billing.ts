@@ -43,16 +43,17 @@ export async function prepayBlock(core: Core, tx: Executor, call: CallRow, from:
 
 /** At answer: talk time starts being paid (if nothing can be paid, the meter ends the call). */
 export async function startCallBilling(core: Core, tx: Executor, call: CallRow): Promise<void> {
-  await tx.update(calls).set({ paidUntil: call.answeredAt }).where(eq(calls.callId, call.callId));
-  await prepayBlock(core, tx, call, call.answeredAt!);
+  const bought = await prepayBlock(core, tx, call, call.answeredAt!);
+  // A block bought set paidUntil past the answer; with none, paid time ends at the answer.
+  if (bought === 0) await tx.update(calls).set({ paidUntil: call.answeredAt }).where(eq(calls.callId, call.callId));
 }
 
 /**
  * At the end of a call, in the transaction that ends it: bills exactly the talk time, in whole
  * seconds. Prepaid seconds not used are refunded; seconds beyond what was prepaid (the meter was
- * late) are charged while the balance lasts. Records the seconds billed.
+ * late) are charged while the balance lasts. Records the seconds billed; returns the updated row.
  */
-export async function settleCallBilling(core: Core, tx: Executor, call: CallRow): Promise<void> {
+export async function settleCallBilling(core: Core, tx: Executor, call: CallRow): Promise<CallRow> {
   const rate = call.rateMicrosPerSecond;
   const talk = call.durationSeconds ?? 0;
   const paid = rate > 0 ? call.chargedMicros / rate : 0;
@@ -64,7 +65,8 @@ export async function settleCallBilling(core: Core, tx: Executor, call: CallRow)
     if (more > 0) await tryCharge(tx, callLine(call, core.now(), more, `${more} s of ${call.direction} talk time`), more * rate);
     billed = paid + more;
   }
-  await tx.update(calls).set({ billedSeconds: billed, chargedMicros: billed * rate }).where(eq(calls.callId, call.callId));
+  const [row] = await tx.update(calls).set({ billedSeconds: billed, chargedMicros: billed * rate }).where(eq(calls.callId, call.callId)).returning();
+  return row!;
 }
 
 // Extend a call's paid time this long before it runs out, so a paying call never lapses.

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-export { usdToMicros } from "../config.js";
+export { USD_AMOUNT, usdToMicros } from "../config.js";
 
 /** Money in the API: a decimal string with six places, as USDC has (`"4.950000"`). */
 export function formatMicros(micros: number): string {

@@ -9,10 +9,12 @@ import { cancelOpenTurn, claimFiller, openTurn } from "./turns.js";
 /**
  * What the carrier reports, applied to the domain; and the per-turn timers that speak a filler
  * when a turn waits too long for its answer. A timer lives in the process that opened the turn;
- * the filler itself is claimed in the database, so it is spoken at most once.
+ * the filler itself is claimed in the database, so it is spoken at most once. A call has at most
+ * one open turn, so timers are kept by call, and dropped once their turn closes here, sparing a
+ * claim that could only find the turn closed.
  */
 export class CallEngine implements CarrierSignals {
-  private readonly fillerTimers = new Map<string, NodeJS.Timeout>();
+  private readonly fillerTimers = new Map<string, { turnId: string; timer: NodeJS.Timeout }>();
 
   constructor(private readonly core: Core) {}
 
@@ -32,7 +34,15 @@ export class CallEngine implements CarrierSignals {
 
   async callerInterrupted(callId: string): Promise<void> {
     const turnId = await cancelOpenTurn(this.core, callId);
-    if (turnId) this.clearFiller(turnId);
+    if (turnId) this.turnClosed(callId, turnId);
+  }
+
+  /** The call's turn closed (answered, cancelled, or the call ended): its filler is not needed. */
+  turnClosed(callId: string, turnId?: string): void {
+    const pending = this.fillerTimers.get(callId);
+    if (!pending || (turnId !== undefined && pending.turnId !== turnId)) return;
+    clearTimeout(pending.timer);
+    this.fillerTimers.delete(callId);
   }
 
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }) {
@@ -40,23 +50,20 @@ export class CallEngine implements CarrierSignals {
   }
 
   private scheduleFiller(callId: string, turnId: string): void {
+    // A new turn makes the previous one stale, so its filler could never be spoken.
+    this.turnClosed(callId);
     const timer = setTimeout(() => {
-      this.fillerTimers.delete(turnId);
+      this.fillerTimers.delete(callId);
       claimFiller(this.core, callId, turnId)
         .then((text) => (text ? this.core.carrier.speak(callId, { text, final: false, turnId }) : undefined))
         .catch((error) => this.core.logger.error({ err: error, call_id: callId, turn_id: turnId }, "filler failed"));
     }, this.core.config.turnTimeoutMs);
     timer.unref();
-    this.fillerTimers.set(turnId, timer);
-  }
-
-  private clearFiller(turnId: string): void {
-    clearTimeout(this.fillerTimers.get(turnId));
-    this.fillerTimers.delete(turnId);
+    this.fillerTimers.set(callId, { turnId, timer });
   }
 
   close(): void {
-    for (const timer of this.fillerTimers.values()) clearTimeout(timer);
+    for (const { timer } of this.fillerTimers.values()) clearTimeout(timer);
     this.fillerTimers.clear();
   }
 }

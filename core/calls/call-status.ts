@@ -51,13 +51,13 @@ export async function applyCallStatus(core: Core, callId: string, status: CallSt
     let [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
     if (next === "in-progress") await startCallBilling(core, tx, row!);
     if (TERMINAL_STATUSES.has(next)) {
-      await settleCallBilling(core, tx, row!);
-      [row] = await tx.select().from(calls).where(eq(calls.callId, callId));
+      row = await settleCallBilling(core, tx, row!);
       await recordEnding(core, tx, row!);
     }
     if (next === "in-progress" && row!.direction === "outbound") await startOutboundSession(core, tx, row!);
     return row!;
   });
+  if (updated && TERMINAL_STATUSES.has(updated.status)) core.calls.turnClosed(callId);
   if (updated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: updated.status });
   return updated;
 }

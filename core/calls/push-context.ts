@@ -69,6 +69,7 @@ export async function pushContext(core: Core, credential: PushCredential, push: 
     return row;
   });
 
+  if (push.final) core.calls.turnClosed(push.callId, push.turnId);
   await core.carrier.speak(push.callId, { text: push.text, final: push.final, turnId: push.turnId });
   if (push.endCall) await hangupCall(core, call, "agent");
   return {

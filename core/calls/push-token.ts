@@ -8,7 +8,7 @@ import { safeEqual } from "../auth/tokens.js";
  * call refuses every push.
  */
 export function pushTokenFor(core: Pick<Core, "secrets">, callId: string): string {
-  return "pt_" + createHmac("sha256", core.secrets.pushTokenKey).update(callId).digest("base64url");
+  return "pt_" + createHmac("sha256", core.secrets.derive("push-token")).update(callId).digest("base64url");
 }
 
 export function isPushTokenFor(core: Pick<Core, "secrets">, callId: string, token: string): boolean {

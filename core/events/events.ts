@@ -5,7 +5,7 @@ import type { Executor } from "../db/database.js";
 import { events } from "../db/schema/events.js";
 import { newId } from "../ids.js";
 import { enqueueDelivery } from "../webhooks/deliveries.js";
-import { findWebhook, type WebhookRow } from "../webhooks/webhooks.js";
+import type { WebhookRow } from "../webhooks/webhooks.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";
 import { deliveryTarget, protocol2, type DeliveryTarget, type SessionMessage } from "./routing.js";
 import type { EventEnvelope, EventType } from "./schemas.js";
@@ -21,8 +21,6 @@ export interface NewEvent {
   sessionMessage?: (envelope: EventEnvelope, webhook: WebhookRow) => SessionMessage | Promise<SessionMessage>;
   /** The turn of a live-turn event: its webhook delivery retries fast, then gives the turn up. */
   liveTurnId?: string;
-  /** Deliver to the webhook even when a relay socket is open (webhook.test tests the webhook). */
-  forceWebhook?: boolean;
   /** Where it goes, when the caller has already looked (inside the same transaction). */
   target?: DeliveryTarget;
 }
@@ -42,8 +40,7 @@ export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now
     payload: event.payload,
     ...event.extras,
   };
-  const forced = event.forceWebhook ? await findWebhook(tx, event.agentId) : undefined;
-  const target: DeliveryTarget = forced ? { route: "webhook", webhook: forced } : (event.target ?? (await deliveryTarget(tx, event.agentId, now)));
+  const target: DeliveryTarget = event.target ?? (await deliveryTarget(tx, event.agentId, now));
   const [row] = await tx
     .insert(events)
     .values({ eventId: envelope.event_id, accountId: event.accountId, agentId: event.agentId, eventType: event.type, envelope, route: target.route, createdAt: now })
@@ -60,8 +57,10 @@ export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now
       body: typed?.body ?? envelope,
       liveTurnId: event.liveTurnId,
     });
+  } else {
+    // A webhook's event is neither the relay's nor the mailbox's until abandoned (which announces it then).
+    await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: event.agentId, account_id: event.accountId }, { tx });
   }
-  await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: event.agentId, account_id: event.accountId }, { tx });
   return envelope;
 }
 

@@ -24,12 +24,14 @@ export interface WaitOptions {
  */
 export async function waitForEvents(core: Core, accountId: string, filter: EventFilter, options: WaitOptions) {
   if (filter.agentId) await loadAgent(core.db, accountId, filter.agentId);
-  if (filter.callId) await loadCall(core.db, accountId, filter.callId);
+  const call = filter.callId ? await loadCall(core.db, accountId, filter.callId) : undefined;
+  // A call's events are its agent's: waiting on a call wakes only for that agent's events.
+  const agentId = filter.agentId ?? call?.agentId;
   const deadline = Date.now() + options.timeoutMs;
   let announced = false;
   let wake: (() => void) | undefined;
   const unsubscribe = core.bus.subscribe(EVENTS_CREATED_CHANNEL, (message) => {
-    if (message.account_id !== accountId || (filter.agentId && message.agent_id !== filter.agentId)) return;
+    if (message.account_id !== accountId || (agentId && message.agent_id !== agentId)) return;
     announced = true;
     wake?.();
   });

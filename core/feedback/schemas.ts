@@ -3,10 +3,7 @@ import { Email } from "../auth/schemas.js";
 import { Pagination, Timestamp } from "../schemas/common.js";
 
 /** What a report is: a bug, something that was hard to do, a wish, or anything else. */
-// A missing category says "is required" like other fields (see VoiceId in core/voices/catalogue.ts).
-export const FeedbackCategory = z.enum(["bug", "difficulty", "feature_request", "feedback"], {
-  error: (issue) => (issue.input === undefined ? "is required" : undefined),
-});
+export const FeedbackCategory = z.enum(["bug", "difficulty", "feature_request", "feedback"]);
 
 /** How much the report matters to its sender. */
 export const FeedbackSeverity = z.enum(["low", "normal", "high", "critical"]);

@@ -42,11 +42,16 @@ export async function ringInbound(core: Core, accountId: string, input: { to_num
 }
 
 /**
- * The far party of one of the account's calls finishes a turn of speech. `checked` skips the
- * ownership lookup when the caller has made it already (the softphone, at its upgrade).
+ * The far party of any call, by id, with no ownership check: for a caller that has made it
+ * already (the softphone, at its upgrade). Everything else uses the account-checked functions.
  */
-export async function farPartySays(core: Core, accountId: string, callId: string, text: string, checked = false) {
-  if (!checked) await loadCall(core.db, accountId, callId);
+export function farParty(core: Core): SandboxCarrier["farParty"] {
+  return sandbox(core).farParty;
+}
+
+/** The far party of one of the account's calls finishes a turn of speech. */
+export async function farPartySays(core: Core, accountId: string, callId: string, text: string) {
+  await loadCall(core.db, accountId, callId);
   const { turnId } = await sandbox(core).farParty.say(callId, text);
   return { turn_id: turnId };
 }
@@ -64,17 +69,4 @@ export async function textInbound(core: Core, accountId: string, input: { to_num
   const decision = await sandbox(core).deliverSms({ to: input.to_number, from: input.from_number, text: input.text });
   if (!decision.accepted) throw refused(decision.reason, input.to_number, "a received text");
   return { message_id: decision.messageId };
-}
-
-/** The far party talks over the agent: the open turn is cancelled. */
-export async function farPartyInterrupts(core: Core, accountId: string, callId: string) {
-  await loadCall(core.db, accountId, callId);
-  await sandbox(core).farParty.interrupt(callId);
-}
-
-/** The far party presses keys: a turn whose text is the digits. */
-export async function farPartyPressesKeys(core: Core, accountId: string, callId: string, digits: string) {
-  await loadCall(core.db, accountId, callId);
-  const { turnId } = await sandbox(core).farParty.pressKeys(callId, digits);
-  return { turn_id: turnId };
 }

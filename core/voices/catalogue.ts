@@ -137,9 +137,7 @@ export const SYSTEM_DEFAULT_VOICE_ID: VoiceIdValue = "mark";
 
 /** A voice preset id; anything outside the catalogue is a 422 naming the field. */
 export const VoiceId = z
-  // A missing value says "is required" like every other field; the gateway only recognises a
-  // missing field from a type error, and an enum reports an absent value as a bad option.
-  .enum(Object.keys(PRESETS) as [VoiceIdValue, ...VoiceIdValue[]], { error: (issue) => (issue.input === undefined ? "is required" : undefined) })
+  .enum(Object.keys(PRESETS) as [VoiceIdValue, ...VoiceIdValue[]])
   .meta({ description: "A voice preset id from GET /v1/voices", example: "joanna" });
 
 /** A voice preset as the API shows it. */

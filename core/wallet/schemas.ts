@@ -1,16 +1,11 @@
 import { z } from "zod";
 import { Agent, UpdateAgentBody } from "../agents/schemas.js";
-import { NumberType, PhoneNumberRecord } from "../numbers/schemas.js";
-import { Money } from "../billing/money.js";
+import { BuyNumberBody, PhoneNumberRecord } from "../numbers/schemas.js";
+import { Money, USD_AMOUNT } from "../billing/money.js";
 import { PhoneNumber } from "../schemas/common.js";
 
-export const WalletBuyBody = z
-  .strictObject({
-    country: z.string().regex(/^[A-Z]{2}$/, "must be a two-letter ISO 3166 country code in capitals, such as US").default("US"),
-    number_type: NumberType.default("local"),
-    area_code: z.string().regex(/^\d{2,4}$/, "must be 2 to 4 digits").optional(),
-    agent_name: z.string().trim().min(1).max(100).optional().meta({ description: "Name of the agent, when this purchase creates it" }),
-  })
+export const WalletBuyBody = BuyNumberBody.omit({ agent_id: true })
+  .extend({ agent_name: z.string().trim().min(1).max(100).optional().meta({ description: "Name of the agent, when this purchase creates it" }) })
   .meta({ id: "WalletBuyNumberRequest" });
 
 export const WalletPurchase = z
@@ -26,7 +21,7 @@ export const WalletAgentUpdate = UpdateAgentBody;
 export const TopupQuery = z.strictObject({
   amount: z
     .string()
-    .regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a dollar amount such as 5 or 2.50 (at most 6 decimals)")
+    .regex(USD_AMOUNT, "must be a dollar amount such as 5 or 2.50 (at most 6 decimals)")
     .meta({ description: "USD to add to the balance", example: "5.00" }),
 });
 

@@ -12,16 +12,22 @@ import { buyNumber, loadNumber, presentNumber } from "../numbers/numbers.js";
 /** A prepaid lease runs this long per purchase or renewal. */
 export const LEASE_DAYS = 30;
 
+/** The wallet's agent (the one its first number purchase created), or undefined before that purchase. */
+async function findWalletAgent(core: Core, accountId: string) {
+  const [row] = await core.db.select().from(agents).where(eq(agents.accountId, accountId)).orderBy(asc(agents.agentId)).limit(1);
+  return row;
+}
+
 /** The wallet's agent: the one its first number purchase created. */
 export async function walletAgent(core: Core, accountId: string) {
-  const [row] = await core.db.select().from(agents).where(eq(agents.accountId, accountId)).orderBy(asc(agents.agentId)).limit(1);
+  const row = await findWalletAgent(core, accountId);
   if (!row) throw new AppError("not_found", "This wallet has no agent yet. Buy a number first: POST /v1/x402/numbers/buy.");
   return row;
 }
 
 /** Buys a number on a 30-day lease, creating the wallet's agent with the first one. */
 export async function buyWalletNumber(core: Core, accountId: string, input: { country: string; number_type: "local" | "toll_free" | "mobile"; area_code?: string | undefined; agent_name?: string | undefined }) {
-  const existing = await walletAgent(core, accountId).catch(() => null);
+  const existing = await findWalletAgent(core, accountId);
   const agent = existing ? presentAgent(existing) : await createAgent(core, accountId, { name: input.agent_name ?? "Wallet agent" });
   const number = await buyNumber(core, accountId, { agent_id: agent.agent_id, country: input.country, number_type: input.number_type, area_code: input.area_code }, { autoRenew: false, leaseDays: LEASE_DAYS });
   return { number, agent, balance: formatMicros(await balanceOf(core.db, accountId)), currency: "USD" as const };

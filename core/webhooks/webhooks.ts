@@ -72,6 +72,13 @@ export async function setWebhook(core: Core, accountId: string, input: SetWebhoo
   return { webhook: present(row!, secret), created: !existing };
 }
 
+/** The agent's webhook, secret masked, or undefined when it has none. */
+export async function getWebhook(core: Core, accountId: string, agentId: string): Promise<Webhook | undefined> {
+  await loadAgent(core.db, accountId, agentId);
+  const row = await findWebhook(core.db, agentId);
+  return row ? present(row) : undefined;
+}
+
 /** The account's webhooks, secrets masked; narrowed to one agent with agent_id. */
 export async function listWebhooks(core: Core, accountId: string, query: Pagination & { agent_id?: string | undefined }) {
   if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
@@ -103,13 +110,21 @@ export async function deleteWebhook(core: Core, accountId: string, agentId: stri
  */
 export async function testWebhook(core: Core, accountId: string, agentId: string) {
   await loadAgent(core.db, accountId, agentId);
-  if (!(await findWebhook(core.db, agentId))) throw noWebhook(agentId);
-  const event = await core.db.transaction((tx) =>
-    recordEvent(core, tx, { accountId, agentId, type: "webhook.test", payload: { message: "This is a test delivery from agentline." }, forceWebhook: true }),
-  );
+  // To the webhook even when a relay socket is open: this tests the webhook.
+  const event = await core.db.transaction(async (tx) => {
+    const webhook = await findWebhook(tx, agentId);
+    if (!webhook) throw noWebhook(agentId);
+    const payload = { message: "This is a test delivery from agentline." };
+    return recordEvent(core, tx, { accountId, agentId, type: "webhook.test", payload, target: { route: "webhook", webhook } });
+  });
   const deadline = Date.now() + core.config.webhookTimeoutMs + 2_000;
   for (;;) {
-    const [attempt] = await core.db.select().from(webhookAttempts).where(eq(webhookAttempts.messageId, event.event_id)).limit(1);
+    // By agent too, so the (agent_id, attempt_id) index serves it.
+    const [attempt] = await core.db
+      .select()
+      .from(webhookAttempts)
+      .where(and(eq(webhookAttempts.agentId, agentId), eq(webhookAttempts.messageId, event.event_id)))
+      .limit(1);
     if (attempt) {
       const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
       return { event_id: event.event_id, delivered, status_code: attempt.statusCode, latency_ms: attempt.latencyMs, error: attempt.error };

@@ -37,9 +37,9 @@ export type PrincipalFor<A extends AuthPolicy> = A extends "none"
             ? PaymentAuth
             : never;
 
-/** The bearer token of a request, or undefined when there is no Authorization: Bearer header. */
-export function bearerToken(req: Request): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get("authorization") ?? "");
+/** The bearer token of an Authorization header, or undefined when it is absent or not `Bearer <token>`. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   return match?.[1];
 }
 
@@ -51,7 +51,7 @@ function challenge(error?: string): Record<string, string> {
 /** Checks a request's credentials against the route's policy; throws a 401 problem when they fail. */
 export async function authenticate(core: Core, policy: AuthPolicy, req: Request): Promise<unknown> {
   if (policy === "none") return { kind: "anonymous" } satisfies Anonymous;
-  const token = bearerToken(req);
+  const token = bearerToken(req.get("authorization"));
   const paying = policy === "agent_token_or_payment" || policy === "payment";
   if (!token && paying) return { kind: "unpaid", accountId: null } satisfies UnpaidAuth;
   if (token?.startsWith("at_") && (paying || policy === "api_key_or_agent_token")) {
@@ -66,11 +66,10 @@ export async function authenticate(core: Core, policy: AuthPolicy, req: Request)
     throw new AppError("unauthorized", "Missing API key. Send it as 'Authorization: Bearer sk_...'; get one with POST /v1/auth/otp and /v1/auth/verify.", { headers: challenge() });
   }
   if (policy === "api_key_or_push_token" && token.startsWith("pt_")) return { kind: "push_token", token } satisfies PushTokenAuth;
-  if (policy === "api_key" || policy === "api_key_or_push_token" || policy === "api_key_or_agent_token" || policy === "payment") {
-    const principal = await authenticateApiKey(core, token);
-    if (!principal) throw new AppError("unauthorized", "The API key is invalid or has been revoked.", { headers: challenge("invalid_token") });
-    if (policy === "payment") return { kind: "unpaid", accountId: principal.accountId } satisfies UnpaidAuth;
-    return { kind: "api_key", ...principal } satisfies ApiKeyAuth;
-  }
-  throw new AppError("unauthorized", `Authentication policy ${policy} is not available on this server.`, { headers: challenge() });
+  // Every policy left takes an API key; a new policy fails to compile here until it is handled above.
+  policy satisfies "api_key" | "api_key_or_push_token" | "api_key_or_agent_token" | "payment";
+  const principal = await authenticateApiKey(core, token);
+  if (!principal) throw new AppError("unauthorized", "The API key is invalid or has been revoked.", { headers: challenge("invalid_token") });
+  if (policy === "payment") return { kind: "unpaid", accountId: principal.accountId } satisfies UnpaidAuth;
+  return { kind: "api_key", ...principal } satisfies ApiKeyAuth;
 }

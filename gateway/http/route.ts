@@ -61,8 +61,9 @@ export function expressPath(openApiPath: string): string {
  * it), authenticate, validate every part, call the handler, reply.
  */
 export function mountRoutes(router: Router, routes: Route[], core: Core): void {
+  const parseBody = jsonBody();
   for (const route of routes) {
-    router[route.method](expressPath(route.path), ...(route.body ? jsonBody() : []), async (req, res, next) => {
+    router[route.method](expressPath(route.path), ...(route.body ? parseBody : []), async (req, res, next) => {
       try {
         await withRequestId(String(req.id), () => serve(route, core, req, res));
       } catch (error) {
@@ -89,12 +90,11 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
   if (errors.length > 0) {
     throw new AppError("validation_error", `The request has ${errors.length} invalid field${errors.length === 1 ? "" : "s"}: ${errors.map((e) => e.field).join(", ")}.`, { errors });
   }
-  const requestHash = fingerprint(req);
   let principal = auth;
   let receiptHeaders: Record<string, string> = {};
   const paying = (auth as { kind: string }).kind === "unpaid" || (route.price !== undefined && (auth as { kind: string }).kind === "agent_token");
   if (paying) {
-    const gate = await payForRequest(core, await paymentEngine(core), req, route, auth as AgentTokenAuth | UnpaidAuth, { params, query, body }, requestHash);
+    const gate = await payForRequest(core, await paymentEngine(core), req, route, auth as AgentTokenAuth | UnpaidAuth, { params, query, body }, fingerprint(req));
     if ("reply" in gate) return send(route, res, gate.reply);
     ({ principal, receiptHeaders } = gate);
   }
@@ -115,7 +115,7 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
     }
   };
   const key = route.idempotent ? req.get("idempotency-key") : undefined;
-  const reply = key === undefined ? await run() : await runIdempotent(core, principal, key, requestHash, run);
+  const reply = key === undefined ? await run() : await runIdempotent(core, principal, key, fingerprint(req), run);
   send(route, res, new Reply(reply.status, reply.body, { ...reply.headers, ...receiptHeaders }));
 }
 

@@ -4,8 +4,9 @@ import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import { checkHealth, Health } from "../../discovery/health.js";
 import { buildOpenApiDocument } from "../../discovery/openapi.js";
 import type { Operation } from "../../discovery/operation.js";
-import { AgentPaymentsDocument, buildAgentPaymentsDocument, buildX402Discovery, paymentInfo, type PaidRoute, type PaymentTerms } from "../../discovery/payment-documents.js";
+import { AgentPaymentsDocument, buildAgentPaymentsDocument, buildX402Discovery, paymentInfo, type PaidRoute } from "../../discovery/payment-documents.js";
 import { buildServiceDocument, ServiceDocument } from "../../discovery/service-document.js";
+import type { PaymentSettings } from "../../payments/settings.js";
 import type { Core } from "../../core/core.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute, Reply } from "../http/route.js";
@@ -17,7 +18,7 @@ const ProblemType = z
   .meta({ id: "ProblemType" });
 
 /** The paid routes and the terms they are paid on, as plain data for the discovery documents. */
-async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms: PaymentTerms; routes: PaidRoute[] }> {
+async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms: PaymentSettings; routes: PaidRoute[] }> {
   // Loaded when asked for: the payment settings pull in viem.
   const { paymentSettings } = await import("../../payments/settings.js");
   const terms = paymentSettings(core);
@@ -37,6 +38,15 @@ async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms:
 /** The discovery routes; `operations` is every route the app mounts, for the OpenAPI document. */
 export function discoveryRoutes(operations: () => Operation[]) {
   const openApiByBase = new Map<string, unknown>();
+  // The terms and prices come from the configuration, which does not change while the service runs.
+  let paidCache: ReturnType<typeof paidRoutes> | undefined;
+  const paidOnce = (core: Core) => {
+    if (!paidCache) {
+      paidCache = paidRoutes(core, operations());
+      paidCache.catch(() => (paidCache = undefined));
+    }
+    return paidCache;
+  };
   return [
     defineRoute({
       operationId: "getHealth",
@@ -64,7 +74,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
       handler: async ({ core, req }) => {
         const base = publicBaseUrl(req);
         if (!openApiByBase.has(base)) {
-          const { terms, routes } = await paidRoutes(core, operations());
+          const { terms, routes } = await paidOnce(core);
           const extensions = (op: Operation) => {
             const paid = routes.find((r) => r.path === op.path && r.method.split("|").includes(op.method));
             return paid ? { "x-payment-info": paymentInfo(terms, paid) } : undefined;
@@ -101,7 +111,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
       auth: "none",
       response: { status: 200, description: "The payment terms", schema: AgentPaymentsDocument },
       handler: async ({ core, req }) => {
-        const { terms, routes } = await paidRoutes(core, operations());
+        const { terms, routes } = await paidOnce(core);
         return buildAgentPaymentsDocument(publicBaseUrl(req), terms, routes);
       },
     }),
@@ -115,7 +125,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
       auth: "none",
       response: { status: 200, description: "The paid resources", schema: z.record(z.string(), z.unknown()) },
       handler: async ({ core, req }) => {
-        const { terms, routes } = await paidRoutes(core, operations());
+        const { terms, routes } = await paidOnce(core);
         return buildX402Discovery(publicBaseUrl(req), terms, routes);
       },
     }),

@@ -24,7 +24,7 @@ export const topupRoutes = (["get", "post"] as const).map((method) =>
     price: topupPrice,
     response: { status: 200, description: "Credited", schema: TopupResult },
     handler: async ({ core, auth }) => {
-      const agentToken = await core.db.transaction((tx) => issueAgentToken(core, tx, auth.accountId));
+      const agentToken = await issueAgentToken(core, core.db, auth.accountId);
       return {
         agent_token: agentToken,
         account_id: auth.accountId,

@@ -1,17 +1,16 @@
-import { z } from "zod";
 import { presentAgent, updateAgent } from "../../core/agents/agents.js";
 import { Agent } from "../../core/agents/schemas.js";
 import { getTranscript } from "../../core/calls/calls.js";
 import { Call, CallIdParams, Transcript } from "../../core/calls/schemas.js";
 import { pollEvents } from "../../core/events/events.js";
-import { EventBatch, EVENT_TYPES } from "../../core/events/schemas.js";
+import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
 import { listNumbers } from "../../core/numbers/numbers.js";
 import { PhoneNumberRecord } from "../../core/numbers/schemas.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
 import { buyWalletNumber, placeWalletCall, renewWalletNumber, walletAgent } from "../../core/wallet/wallet.js";
 import { WalletAgentUpdate, WalletBuyBody, WalletCallBody, WalletPurchase, WalletRenewBody } from "../../core/wallet/schemas.js";
 import { SetWalletWebhookBody, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
-import { listWebhooks, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
+import { getWebhook, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { AppError } from "../../core/errors.js";
 import { callPrice, numberPrice, renewPrice, requestPrice } from "../../payments/prices.js";
 import { defineRoute, Reply } from "../http/route.js";
@@ -131,7 +130,7 @@ export const x402Routes = [
     errors: [404],
     handler: async ({ core, auth }) => {
       const agent = await walletAgent(core, auth.accountId);
-      const [webhook] = (await listWebhooks(core, auth.accountId, { agent_id: agent.agentId, limit: 1, offset: 0 })).data;
+      const webhook = await getWebhook(core, auth.accountId, agent.agentId);
       if (!webhook) throw new AppError("not_found", "The wallet's agent has no webhook. Set one with POST /v1/x402/webhooks.");
       return webhook;
     },
@@ -176,7 +175,7 @@ export const x402Routes = [
     tags,
     auth,
     price: requestPrice,
-    query: z.strictObject({ event_type: z.enum(EVENT_TYPES).optional(), limit: Pagination.shape.limit }),
+    query: PollEventsQuery.omit({ agent_id: true }),
     response: { status: 200, description: "The events, now consumed", schema: EventBatch },
     errors: [404],
     handler: async ({ core, auth, query }) => pollEvents(core, auth.accountId, { agent_id: (await walletAgent(core, auth.accountId)).agentId, ...query }),

@@ -1,6 +1,5 @@
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Core } from "../../core/core.js";
-import { AppError } from "../../core/errors.js";
 import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
 import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
 import { upgradeAccount } from "./softphone.js";
@@ -40,10 +39,7 @@ export function relayRoute(core: Core): UpgradeRoute {
       const runtime = query.get("runtime") ?? "generic";
       if (!agentId) throw new UpgradeRefusal("validation_error", "agent_id is required: /v1/events/ws?agent_id=agt_...");
       if (!RUNTIME_PATTERN.test(runtime)) throw new UpgradeRefusal("validation_error", "runtime must match [a-z0-9_-]{1,32}.");
-      const sessionId = await openRelaySession(core, accountId, agentId, runtime).catch((error: unknown) => {
-        if (error instanceof AppError) throw new UpgradeRefusal(error.code, error.detail);
-        throw error;
-      });
+      const sessionId = await openRelaySession(core, accountId, agentId, runtime);
       wss.handleUpgrade(req, socket, head, (ws) => {
         const relay = new RelaySocket(core, ws, agentId, runtime, sessionId);
         relay.start(track(relay));

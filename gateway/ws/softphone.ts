@@ -4,11 +4,12 @@ import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { authenticateApiKey } from "../../core/auth/api-keys.js";
 import { loadCall } from "../../core/calls/call-records.js";
 import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
-import { TERMINAL_STATUSES } from "../../core/calls/schemas.js";
+import { MAX_SPOKEN_TEXT, TERMINAL_STATUSES } from "../../core/calls/schemas.js";
 import { SANDBOX_SPEECH_CHANNEL } from "../../core/carrier/sandbox-carrier.js";
 import type { Core } from "../../core/core.js";
 import { AppError } from "../../core/errors.js";
-import { farPartyHangsUp, farPartyInterrupts, farPartyPressesKeys, farPartySays } from "../../core/sandbox/far-party.js";
+import { farParty } from "../../core/sandbox/far-party.js";
+import { bearerToken } from "../http/authenticate.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** What a softphone client may send. */
@@ -23,7 +24,9 @@ function parseFrame(data: string): ClientFrame | string {
   }
   switch (frame?.type) {
     case "say":
-      return typeof frame.text === "string" && frame.text.trim() !== "" && frame.text.length <= 4000 ? { type: "say", text: frame.text.trim() } : "say needs text (1 to 4000 characters)";
+      return typeof frame.text === "string" && frame.text.trim() !== "" && frame.text.length <= MAX_SPOKEN_TEXT
+        ? { type: "say", text: frame.text.trim() }
+        : `say needs text (1 to ${MAX_SPOKEN_TEXT} characters)`;
     case "dtmf":
       return typeof frame.digits === "string" && /^[0-9*#]{1,32}$/.test(frame.digits) ? { type: "dtmf", digits: frame.digits } : "dtmf needs digits (0-9, * and #)";
     case "interrupt":
@@ -36,11 +39,10 @@ function parseFrame(data: string): ClientFrame | string {
 
 /** The account of an upgrade request's bearer API key (or, where allowed, agent token), or a 401 refusal. */
 export async function upgradeAccount(core: Core, req: IncomingMessage, options: { agentToken?: boolean } = {}): Promise<string> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
-  const token = match?.[1];
+  const token = bearerToken(req.headers.authorization);
   const accountId = !token ? null : token.startsWith("at_") && options.agentToken ? await authenticateAgentToken(core, token) : ((await authenticateApiKey(core, token))?.accountId ?? null);
   if (!accountId) {
-    throw new UpgradeRefusal("unauthorized", match ? "The API key is invalid or has been revoked." : "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request.", {
+    throw new UpgradeRefusal("unauthorized", token ? "The API key is invalid or has been revoked." : "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request.", {
       "WWW-Authenticate": 'Bearer realm="agentline"',
     });
   }
@@ -63,7 +65,7 @@ export function softphoneRoute(core: Core): UpgradeRoute {
       const call = await loadCall(core.db, accountId, callId).catch(() => {
         throw new UpgradeRefusal("not_found", `No call with id ${JSON.stringify(callId)} exists on this account.`);
       });
-      wss.handleUpgrade(req, socket, head, (ws) => serve(core, ws, accountId, callId, call.status));
+      wss.handleUpgrade(req, socket, head, (ws) => serve(core, ws, callId, call.status));
     },
     close() {
       for (const client of wss.clients) client.close(1001, "server shutting down");
@@ -72,7 +74,7 @@ export function softphoneRoute(core: Core): UpgradeRoute {
   };
 }
 
-function serve(core: Core, ws: WebSocket, accountId: string, callId: string, status: string): void {
+function serve(core: Core, ws: WebSocket, callId: string, status: string): void {
   const send = (frame: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(frame));
   const unsubscribe = [
     core.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => {
@@ -91,15 +93,15 @@ function serve(core: Core, ws: WebSocket, accountId: string, callId: string, sta
   ws.on("message", (data) => {
     const frame = parseFrame(String(data));
     if (typeof frame === "string") return send({ type: "error", code: "validation_error", message: frame });
-    const act =
-      frame.type === "say"
-        ? farPartySays(core, accountId, callId, frame.text, true).then((t) => send({ type: "said", turn_id: t.turn_id }))
-        : frame.type === "dtmf"
-          ? farPartyPressesKeys(core, accountId, callId, frame.digits).then((t) => send({ type: "said", turn_id: t.turn_id }))
-          : frame.type === "interrupt"
-            ? farPartyInterrupts(core, accountId, callId)
-            : farPartyHangsUp(core, accountId, callId);
-    act.catch((error: unknown) => {
+    // The call was checked to be the account's at the upgrade: frames act on it directly.
+    const act = async () => {
+      const party = farParty(core);
+      if (frame.type === "say") send({ type: "said", turn_id: (await party.say(callId, frame.text)).turnId });
+      else if (frame.type === "dtmf") send({ type: "said", turn_id: (await party.pressKeys(callId, frame.digits)).turnId });
+      else if (frame.type === "interrupt") await party.interrupt(callId);
+      else await party.hangup(callId);
+    };
+    act().catch((error: unknown) => {
       if (error instanceof AppError) send({ type: "error", code: error.code, message: error.detail });
       else core.logger.error({ err: error, call_id: callId }, "softphone frame failed");
     });

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { ERROR_CODES, type ErrorCode } from "../../core/errors.js";
+import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 
 /** A WebSocket endpoint: the path it serves and how it takes over an upgrade request. */
@@ -11,19 +11,18 @@ export interface UpgradeRoute {
   close(): void;
 }
 
-/** Thrown by a handler to refuse an upgrade with an HTTP problem response. */
-export class UpgradeRefusal extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    readonly detail: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail);
+/**
+ * Thrown by a handler to refuse an upgrade with an HTTP problem response. Any AppError a handler
+ * lets through refuses it the same way, with the error's own code, detail and headers.
+ */
+export class UpgradeRefusal extends AppError {
+  constructor(code: ErrorCode, detail: string, headers: Record<string, string> = {}) {
+    super(code, detail, { headers });
   }
 }
 
 /** Answers an upgrade request with a plain HTTP problem instead of switching protocols. */
-function refuse(socket: Duplex, refusal: UpgradeRefusal): void {
+function refuse(socket: Duplex, refusal: AppError): void {
   const { status, title } = ERROR_CODES[refusal.code];
   const body = JSON.stringify({ title, status, detail: refusal.detail, code: refusal.code });
   const headers = { "Content-Type": "application/problem+json", "Content-Length": String(Buffer.byteLength(body)), Connection: "close", ...refusal.headers };
@@ -38,7 +37,7 @@ export function attachUpgrades(server: Server, routes: UpgradeRoute[], logger: L
       const match = route.pattern.exec(path);
       if (!match) continue;
       route.handle(req, socket, head, match).catch((error: unknown) => {
-        if (error instanceof UpgradeRefusal) return refuse(socket, error);
+        if (error instanceof AppError) return refuse(socket, error);
         logger.error({ err: error }, "websocket upgrade failed");
         refuse(socket, new UpgradeRefusal("internal_error", "The connection could not be set up."));
       });

@@ -1,7 +1,7 @@
 import { AppError } from "../../core/errors.js";
 import { deletedOf } from "../../core/schemas/common.js";
 import { AgentIdQuery, SetWebhookBody, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
-import { deleteWebhook, listWebhooks, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
+import { deleteWebhook, getWebhook, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { defineTool } from "../tool.js";
 
 export const webhookTools = [
@@ -13,7 +13,7 @@ export const webhookTools = [
     output: Webhook,
     hints: { readOnly: true },
     run: async ({ core, accountId }, args) => {
-      const [webhook] = (await listWebhooks(core, accountId, { agent_id: args.agent_id, limit: 1, offset: 0 })).data;
+      const webhook = await getWebhook(core, accountId, args.agent_id);
       if (!webhook) throw new AppError("not_found", `Agent ${args.agent_id} has no webhook. set_webhook creates one.`);
       return webhook;
     },
