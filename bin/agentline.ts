@@ -5,7 +5,7 @@ import { authenticateApiKey } from "../core/auth/api-keys.js";
 import { issueKeyForEmail } from "../core/auth/otp.js";
 import { operatorCredit } from "../core/billing/operator-credit.js";
 import { ConfigError, loadConfig } from "../core/config.js";
-import { createCore } from "../core/core.js";
+import { createCore } from "../core/create-core.js";
 import { AppError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
 import { startServer } from "../gateway/server.js";

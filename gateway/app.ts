@@ -1,5 +1,5 @@
 import express, { type Express } from "express";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
 import { mountRoutes, type Route } from "./http/route.js";

@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../core/config.js";
-import { createCore, type Core, type CreateCoreOptions } from "../core/core.js";
+import type { Core } from "../core/context.js";
+import { createCore, type CreateCoreOptions } from "../core/create-core.js";
 import { createApp } from "./app.js";
 import { allRoutes } from "./routes/all-routes.js";
 import { relayRoute } from "./ws/relay.js";

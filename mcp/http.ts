@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import { createMcpServer, type McpPrincipal } from "./server.js";
 
 /**

@@ -2,7 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as ToolListing } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Config } from "../core/config.js";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import { AppError, type FieldError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/logger.js";

@@ -1,5 +1,5 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import { createMcpServer, type McpPrincipal } from "./server.js";
 
 /**

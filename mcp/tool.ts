@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 
 /** Who a tool call acts for: the account of the Bearer API key or agent token. */
 export interface ToolContext {

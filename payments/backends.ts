@@ -5,7 +5,7 @@ import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { createWalletClient, defineChain, http, publicActions } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import type { PaymentSettings } from "./settings.js";
 
 /** Verifies and settles an EIP-3009 payment: the x402 facilitator interface. */

@@ -4,7 +4,7 @@ import { Mppx } from "mppx/server";
 import { charge } from "mppx/evm/server";
 import { getAddress } from "viem";
 import { formatMicros } from "../core/billing/money.js";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import { settlementBackend, type SettlementBackend } from "./backends.js";
 import { paymentSettings, type PaymentSettings } from "./settings.js";
 import { claimSignature, markSettled, releaseClaim, type PaidRequest, type Settlement } from "./settlements.js";

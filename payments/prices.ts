@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { formatMicros, usdToMicros } from "../core/billing/money.js";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import { numbers } from "../core/db/schema/numbers.js";
 import { AppError, notFound } from "../core/errors.js";
 import type { Price } from "../discovery/operation.js";

@@ -1,5 +1,5 @@
 import { getAddress } from "viem";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 
 /** What a payment must be: network, asset, payee; and how it is settled. */
 export interface PaymentSettings {

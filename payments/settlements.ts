@@ -1,6 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { credit } from "../core/billing/ledger.js";
-import type { Core } from "../core/core.js";
+import type { Core } from "../core/context.js";
 import type { Transaction } from "../core/db/database.js";
 import { paymentSettlements } from "../core/db/schema/payment-settlements.js";
 import { newId } from "../core/ids.js";

@@ -1,5 +1,5 @@
 import { and, desc, eq } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { agents } from "../db/schema/agents.js";
 import { notFound } from "../errors.js";

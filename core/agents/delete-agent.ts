@@ -1,7 +1,7 @@
 import { and, eq, notInArray } from "drizzle-orm";
 import { hangupCall } from "../calls/hangup-call.js";
 import { TERMINAL_STATUSES } from "../calls/schemas.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { agents } from "../db/schema/agents.js";
 import { calls } from "../db/schema/calls.js";
 import { notFound } from "../errors.js";

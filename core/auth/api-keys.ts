@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { apiKeys } from "../db/schema/api-keys.js";
 import { AppError, notFound } from "../errors.js";

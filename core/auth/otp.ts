@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { findOrCreateAccountByEmail } from "../accounts/accounts.js";
 import { usdToMicros } from "../billing/money.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
 import { otpCodes } from "../db/schema/otp-codes.js";
 import { AppError } from "../errors.js";

@@ -1,5 +1,5 @@
 import { and, eq, lte } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { calls, type CallStatus } from "../db/schema/calls.js";
 import { balanceOf, credit, insufficientBalance, tryCharge, type LedgerLine } from "./ledger.js";

@@ -1,7 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { loadCall } from "../calls/call-records.js";
 import { TERMINAL_STATUSES } from "../calls/schemas.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { ledgerEntries } from "../db/schema/ledger-entries.js";
 import { formatMicros } from "./money.js";
 import type { CallVerification } from "./schemas.js";

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { accounts } from "../db/schema/accounts.js";
 import { AppError, notFound } from "../errors.js";
 import { credit } from "./ledger.js";

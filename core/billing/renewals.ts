@@ -1,5 +1,5 @@
 import { and, eq, lte } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
 import { numbers } from "../db/schema/numbers.js";
 import { recordEvent } from "../events/events.js";

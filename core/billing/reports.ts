@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { ledgerEntries } from "../db/schema/ledger-entries.js";
 import { numbers } from "../db/schema/numbers.js";
 import { toPage, type Page } from "../schemas/common.js";

@@ -1,5 +1,5 @@
 import { and, desc, eq, sql, type SQL } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { ledgerEntries } from "../db/schema/ledger-entries.js";
 import { toPage, type Page } from "../schemas/common.js";
 import { numeric } from "./ledger-sums.js";

@@ -1,5 +1,5 @@
 import type { CarrierSignals, EndedBy } from "../carrier/carrier.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
 import { applyCallStatus } from "./call-status.js";

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { EndedBy } from "../carrier/carrier.js";
 import { settleCallBilling, startCallBilling } from "../billing/call-billing.js";
 import { formatMicros } from "../billing/money.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
 import { calls, type CallStatus } from "../db/schema/calls.js";
 import { turns } from "../db/schema/turns.js";

@@ -1,6 +1,6 @@
 import { and, desc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { calls } from "../db/schema/calls.js";
 import { toPage, type Pagination } from "../schemas/common.js";
 import { loadCall, presentCall, readTranscript } from "./call-records.js";

@@ -1,5 +1,5 @@
 import type { EndedBy } from "../carrier/carrier.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { applyCallStatus } from "./call-status.js";
 import type { CallRow } from "./call-records.js";
 import { TERMINAL_STATUSES } from "./schemas.js";

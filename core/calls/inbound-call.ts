@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { callRate, startCallBilling } from "../billing/call-billing.js";
 import { balanceOf } from "../billing/ledger.js";
 import type { InboundCallDecision } from "../carrier/carrier.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { agents } from "../db/schema/agents.js";
 import { calls } from "../db/schema/calls.js";
 import { numbers } from "../db/schema/numbers.js";

@@ -1,7 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import { callRate, requireFirstMinute } from "../billing/call-billing.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { calls } from "../db/schema/calls.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError } from "../errors.js";

@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns, type TurnStatus } from "../db/schema/turns.js";

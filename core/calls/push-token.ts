@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { safeEqual } from "../auth/tokens.js";
 
 /**

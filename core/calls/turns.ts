@@ -1,5 +1,5 @@
 import { and, eq, isNull } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";

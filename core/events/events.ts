@@ -1,11 +1,11 @@
 import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { events } from "../db/schema/events.js";
 import { newId } from "../ids.js";
 import { enqueueDelivery } from "../webhooks/deliveries.js";
-import type { WebhookRow } from "../webhooks/webhooks.js";
+import type { WebhookRow } from "../db/schema/webhooks.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";
 import { deliveryTarget, protocol2, type DeliveryTarget, type SessionMessage } from "./routing.js";
 import type { EventEnvelope, EventType } from "./schemas.js";

@@ -1,6 +1,6 @@
 import { loadAgent } from "../agents/agents.js";
 import { loadCall } from "../calls/call-records.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";
 import { claimEvents, type EventFilter } from "./events.js";
 

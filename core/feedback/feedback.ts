@@ -1,6 +1,6 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { feedback } from "../db/schema/feedback.js";
 import { newId } from "../ids.js";
 import { toPage, type Page } from "../schemas/common.js";

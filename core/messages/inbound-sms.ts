@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { tryCharge } from "../billing/ledger.js";
 import type { InboundSmsDecision } from "../carrier/carrier.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { conversations } from "../db/schema/conversations.js";
 import { messages } from "../db/schema/messages.js";
 import { numbers } from "../db/schema/numbers.js";

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { conversations } from "../db/schema/conversations.js";
 import { messages } from "../db/schema/messages.js";
 import { notFound } from "../errors.js";

@@ -4,7 +4,7 @@ import { loadAgent } from "../agents/agents.js";
 import { charge } from "../billing/ledger.js";
 import { addMonths } from "../billing/months.js";
 import { CarrierRefusal } from "../carrier/carrier.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError, notFound } from "../errors.js";

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, ne, notInArray } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { events } from "../db/schema/events.js";
 import { relaySessions } from "../db/schema/relay-sessions.js";
 import { RELAY_SESSION_CHANNEL } from "../events/channels.js";

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { loadCall, presentCall } from "../calls/call-records.js";
 import { SandboxCarrier } from "../carrier/sandbox-carrier.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError, notFound } from "../errors.js";
 import type { Refusal } from "../carrier/carrier.js";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { accounts } from "../db/schema/accounts.js";
 import { notFound } from "../errors.js";

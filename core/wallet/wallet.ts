@@ -3,7 +3,7 @@ import { createAgent, presentAgent } from "../agents/agents.js";
 import { charge, balanceOf } from "../billing/ledger.js";
 import { formatMicros } from "../billing/money.js";
 import { placeCall } from "../calls/place-call.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { agents } from "../db/schema/agents.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError } from "../errors.js";

@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import { alias } from "drizzle-orm/pg-core";
 import { and, asc, eq, exists, inArray, lt, lte, not, or, sql } from "drizzle-orm";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor, Transaction } from "../db/database.js";
 import { events } from "../db/schema/events.js";
 import { EVENTS_CREATED_CHANNEL, WEBHOOKS_DUE_CHANNEL } from "../events/channels.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { webhookAttempts } from "../db/schema/webhook-attempts.js";
 import { webhooks } from "../db/schema/webhooks.js";
@@ -13,7 +13,7 @@ import type { Capability, SetWebhookBody, Webhook } from "./schemas.js";
 import { openSecret, sealSecret } from "./secret-box.js";
 import { webhookUrlProblem } from "./url-guard.js";
 
-export type WebhookRow = typeof webhooks.$inferSelect;
+import type { WebhookRow } from "../db/schema/webhooks.js";
 
 function secretKey(core: Core): Buffer {
   return core.secrets.derive("webhook-secrets");

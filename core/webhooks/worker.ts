@@ -1,4 +1,4 @@
-import type { Core } from "../core.js";
+import type { Core } from "../context.js";
 import { WEBHOOKS_DUE_CHANNEL } from "../events/channels.js";
 import { abandonDelivery, claimDueDeliveries, recordAttempt, type DeliveryJob } from "./deliveries.js";
 import { postWebhook } from "./http-post.js";

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { authenticateApiKey, type ApiKeyPrincipal } from "../../core/auth/api-keys.js";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import type { AuthPolicy } from "../../discovery/operation.js";
 

@@ -2,7 +2,7 @@ import type { Request } from "express";
 import { findOrCreateWalletAccount } from "../../core/accounts/accounts.js";
 import { balanceOf } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import type { Operation } from "../../discovery/operation.js";
 import type { PaymentEngine } from "../../payments/engine.js";

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { createHash } from "node:crypto";
 import { AppError, type FieldError } from "../../core/errors.js";
 import { beginIdempotent, finishIdempotent, releaseIdempotent } from "../../core/idempotency.js";

@@ -7,7 +7,7 @@ import type { Operation } from "../../discovery/operation.js";
 import { AgentPaymentsDocument, buildAgentPaymentsDocument, buildX402Discovery, paymentInfo, type PaidRoute } from "../../discovery/payment-documents.js";
 import { buildServiceDocument, ServiceDocument } from "../../discovery/service-document.js";
 import type { PaymentSettings } from "../../payments/settings.js";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute, Reply } from "../http/route.js";
 

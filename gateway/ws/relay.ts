@@ -1,5 +1,5 @@
 import { WebSocketServer, type WebSocket } from "ws";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
 import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
 import { upgradeAccount } from "./softphone.js";

@@ -6,7 +6,7 @@ import { loadCall } from "../../core/calls/call-records.js";
 import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
 import { MAX_SPOKEN_TEXT, TERMINAL_STATUSES } from "../../core/calls/schemas.js";
 import { SANDBOX_SPEECH_CHANNEL } from "../../core/carrier/sandbox-carrier.js";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { farParty } from "../../core/sandbox/far-party.js";
 import { bearerToken } from "../http/authenticate.js";

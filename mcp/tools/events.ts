@@ -5,7 +5,7 @@ import { deliveryTarget } from "../../core/events/routing.js";
 import { EventBatch, EventEnvelope, EVENT_TYPES, PeekEventsQuery, WaitForEventsInput } from "../../core/events/schemas.js";
 import { waitForEvents } from "../../core/events/wait.js";
 import { loadCall } from "../../core/calls/call-records.js";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { defineTool } from "../tool.js";
 
 /** What a cursor remembers: the filters of the wait that returned it. */

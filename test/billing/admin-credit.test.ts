@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, inject, it } from "vitest";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { openDatabase, type DatabaseHandle } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount } from "../support/accounts.js";

@@ -1,6 +1,5 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBillingJobs } from "../../core/billing/billing-jobs.js";
 import { numbers } from "../../core/db/schema/numbers.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
@@ -67,22 +66,22 @@ describe("numbers", () => {
       const { agentId, numberId } = await agentWithNumber(api);
       await drainEvents(api, agentId);
       clock.advance(31 * 86_400_000);
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
       expect(await balance(api)).toBe("0.500000");
       const [renewed] = await service.core.db.select().from(numbers).where(eq(numbers.numberId, numberId));
       expect(renewed!.paidThrough!.toISOString()).toBe("2027-01-22T10:00:00.000Z");
 
       clock.advance(31 * 86_400_000);
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
       const [failed] = await drainEvents(api, agentId);
       expect(failed).toMatchObject({ event_type: "number.renewal_failed", payload: { number_id: numberId, amount: "1.150000" } });
       expect((await api.get(`/v1/numbers/${numberId}`)).body.status).toBe("active");
 
       clock.advance(6 * 86_400_000);
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
       expect((await api.get(`/v1/numbers/${numberId}`)).body.status).toBe("active");
       clock.advance(2 * 86_400_000);
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
       expect((await api.get(`/v1/numbers/${numberId}`)).body.status).toBe("released");
       expect((await drainEvents(api, agentId)).map((e) => [e.event_type, e.payload.reason])).toEqual([["number.released", "unpaid"]]);
       expect(await balance(api)).toBe("0.500000");
@@ -138,12 +137,12 @@ describe("calls", () => {
       const phone = await Softphone.connect(service.baseUrl, call.call_id, account.apiKey);
       for (const seconds of [30, 56, 70, 79]) {
         clock.set(new Date(Date.parse(call.answered_at) + seconds * 1000));
-        await runBillingJobs(service.core);
+        await service.core.billing.runOnce();
         expect((await api.get(`/v1/calls/${call.call_id}`)).body.status).toBe("in-progress");
       }
       expect(await balance(api)).toBe("0.000000");
       clock.set(new Date(Date.parse(call.answered_at) + 81_000));
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
       const ended = (await api.get(`/v1/calls/${call.call_id}`)).body;
       expect(ended).toMatchObject({ status: "completed", ended_by: "service", duration_seconds: 80, billed_seconds: 80, charge: "0.020000" });
       expect(ended.ended_at).toBe(new Date(Date.parse(call.answered_at) + 80_000).toISOString());
@@ -164,7 +163,7 @@ describe("calls", () => {
       const { agentId } = await agentWithNumber(api);
       const call = (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" })).body;
       clock.set(new Date(Date.parse(call.answered_at) + 61_000));
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
       const ended = (await api.get(`/v1/calls/${call.call_id}`)).body;
       expect(ended).toMatchObject({ status: "completed", ended_by: "service", billed_seconds: 60, charge: "0.015000" });
       expect(await balance(api)).toBe("0.000100");
@@ -187,7 +186,7 @@ describe("calls", () => {
         const answeredAt = Date.parse((await api.get(`/v1/calls/${callId}`)).body.answered_at);
         for (let t = 50; t < seconds; t += 50) {
           clock.set(new Date(answeredAt + t * 1000));
-          await runBillingJobs(service.core);
+          await service.core.billing.runOnce();
         }
         clock.set(new Date(answeredAt + seconds * 1000));
         await api.post(`/v1/calls/${callId}/hangup`);

@@ -1,6 +1,5 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBillingJobs } from "../../core/billing/billing-jobs.js";
 import { operatorCredit } from "../../core/billing/operator-credit.js";
 import { createAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
@@ -98,7 +97,7 @@ describe("the ledger (property)", () => {
             if (number) expect([201, 402]).toContain((await api.post("/v1/sandbox/inbound/sms", { to_number: number.phone_number, from_number: "+14155550171", text: "hi" })).status);
           } else if (s.kind === "month") {
             clock.advance(31 * 86_400_000);
-            await runBillingJobs(service.core);
+            await service.core.billing.runOnce();
           } else {
             const number = (await api.get("/v1/numbers")).body.data[0];
             const placed =
@@ -113,7 +112,7 @@ describe("the ledger (property)", () => {
               // The call runs for `seconds`, metered as it goes; the balance may end it first.
               for (let t = 0; t < s.seconds; t += 20) {
                 clock.advance(Math.min(20, s.seconds - t) * 1000);
-                await runBillingJobs(service.core);
+                await service.core.billing.runOnce();
               }
               await api.post(`/v1/calls/${callId}/hangup`);
               const ended = (await api.get(`/v1/calls/${callId}`)).body;

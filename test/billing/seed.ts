@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { credit, tryCharge, type LedgerLine } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { ledgerEntries, type LedgerCategory } from "../../core/db/schema/ledger-entries.js";
 
 export type LedgerRow = typeof ledgerEntries.$inferSelect;

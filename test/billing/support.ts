@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
-import type { Core } from "../../core/core.js";
+import type { Core } from "../../core/context.js";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 

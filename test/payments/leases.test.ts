@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBillingJobs } from "../../core/billing/billing-jobs.js";
 import { Api } from "../support/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { newWallet, x402Fetch } from "../support/wallet.js";
@@ -22,10 +21,10 @@ describe("prepaid leases", () => {
     const realNow = service.core.now;
     try {
       service.core.now = () => new Date(Date.parse(lapsed.expires_at) - 60_000);
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
       expect((await api.get("/v1/x402/numbers")).body.data).toHaveLength(2);
       service.core.now = () => new Date(Date.parse(lapsed.expires_at) + 1_000);
-      await runBillingJobs(service.core);
+      await service.core.billing.runOnce();
     } finally {
       service.core.now = realNow;
     }

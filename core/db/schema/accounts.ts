@@ -18,3 +18,10 @@ export const accounts = pgTable("accounts", {
   balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
   createdAt: timestamptz("created_at").notNull().defaultNow(),
 });
+
+/** The account a row belongs to; deleting the account deletes the row. */
+export function accountIdColumn() {
+  return text("account_id")
+    .notNull()
+    .references(() => accounts.accountId, { onDelete: "cascade" });
+}

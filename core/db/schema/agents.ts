@@ -1,7 +1,6 @@
 import { index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps } from "../columns.js";
-import { accountIdColumn } from "../ownership.js";
-import { accounts } from "./accounts.js";
+import { accountIdColumn, accounts } from "./accounts.js";
 
 /** A software agent: the owner of numbers, calls, messages and events. */
 export const agents = pgTable(
@@ -18,3 +17,10 @@ export const agents = pgTable(
   },
   (t) => [index("agents_account_idx").on(t.accountId, t.agentId)],
 );
+
+/** The agent a row belongs to; deleting the agent deletes the row. */
+export function agentIdColumn() {
+  return text("agent_id")
+    .notNull()
+    .references(() => agents.agentId, { onDelete: "cascade" });
+}

@@ -1,8 +1,7 @@
 import { bigint, boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
-import { accountIdColumn, agentIdColumn } from "../ownership.js";
-import { accounts } from "./accounts.js";
-import { agents } from "./agents.js";
+import { accountIdColumn, accounts } from "./accounts.js";
+import { agentIdColumn, agents } from "./agents.js";
 
 export type CallStatus = "queued" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
 

@@ -1,8 +1,7 @@
 import { index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
-import { accountIdColumn, agentIdColumn } from "../ownership.js";
-import { accounts } from "./accounts.js";
-import { agents } from "./agents.js";
+import { accountIdColumn, accounts } from "./accounts.js";
+import { agentIdColumn, agents } from "./agents.js";
 
 /** A text thread between an agent and one remote number. */
 export const conversations = pgTable(

@@ -1,6 +1,6 @@
 import { bigint, index, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
-import { accountIdColumn } from "../ownership.js";
+import { accountIdColumn } from "./accounts.js";
 
 export const LEDGER_CATEGORIES = ["signup_credit", "operator_credit", "topup", "number", "call", "sms"] as const;
 export type LedgerCategory = (typeof LEDGER_CATEGORIES)[number];

@@ -1,6 +1,7 @@
 import { bigserial, index, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
-import { accountIdColumn, agentIdColumn } from "../ownership.js";
+import { accountIdColumn } from "./accounts.js";
+import { agentIdColumn } from "./agents.js";
 import { webhookDeliveries } from "./webhook-deliveries.js";
 
 /** Every HTTP attempt at a webhook delivery, so a user can see why one failed. */

@@ -1,6 +1,7 @@
 import { bigint, bigserial, boolean, index, integer, json, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
-import { accountIdColumn, agentIdColumn } from "../ownership.js";
+import { accountIdColumn } from "./accounts.js";
+import { agentIdColumn } from "./agents.js";
 
 export type DeliveryStatus = "pending" | "sending" | "succeeded" | "abandoned";
 

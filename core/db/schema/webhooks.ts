@@ -1,6 +1,7 @@
 import { json, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps } from "../columns.js";
-import { accountIdColumn, agentIdColumn } from "../ownership.js";
+import { accountIdColumn } from "./accounts.js";
+import { agentIdColumn } from "./agents.js";
 
 /** An agent's one webhook. The secret is stored encrypted with a key derived from the server secret. */
 export const webhooks = pgTable("webhooks", {
@@ -15,3 +16,5 @@ export const webhooks = pgTable("webhooks", {
   capabilities: json("capabilities").$type<string[]>().notNull(),
   ...timestamps,
 });
+
+export type WebhookRow = typeof webhooks.$inferSelect;

@@ -2,43 +2,18 @@ import type { PGlite } from "@electric-sql/pglite";
 import { createLocalBus, type Bus } from "./bus.js";
 import { BillingJobs } from "./billing/billing-jobs.js";
 import { createPostgresBus } from "./bus-postgres.js";
+import { loadCallById } from "./calls/call-records.js";
 import { CallEngine } from "./calls/call-engine.js";
-import type { Carrier } from "./carrier/carrier.js";
+import { hangupCall } from "./calls/hangup-call.js";
 import { SandboxCarrier } from "./carrier/sandbox-carrier.js";
 import type { Config } from "./config.js";
+import type { Core } from "./context.js";
 import { newId } from "./ids.js";
-import { openDatabase, type Database, type DatabaseHandle } from "./db/database.js";
+import { openDatabase } from "./db/database.js";
 import type { Logger } from "./logger.js";
 import { createMailer, type Mailer } from "./mail/mailer.js";
 import { loadServerSecrets, type ServerSecrets } from "./secrets.js";
 import { DeliveryWorker } from "./webhooks/worker.js";
-
-/** Everything core operations need, built once per process and passed down. */
-export interface Core {
-  config: Config;
-  db: Database;
-  database: DatabaseHandle;
-  logger: Logger;
-  mailer: Mailer;
-  secrets: ServerSecrets;
-  /** Messages between the processes sharing the database. */
-  bus: Bus;
-  carrier: Carrier;
-  /** Applies what the carrier reports; holds the live turns' filler timers. */
-  calls: CallEngine;
-  /** The public base URL, for links in events; set once the server knows where it listens. */
-  baseUrl: string;
-  /** This process, among those sharing the database (relay sessions record their holder). */
-  processId: string;
-  /** Delivers webhook jobs (started unless `runJobs: false`). */
-  webhooks: DeliveryWorker;
-  /** Meters live calls and renews number leases (started unless `runJobs: false`). */
-  billing: BillingJobs;
-  /** The clock; tests may replace it to move time. */
-  now(): Date;
-  /** Closes what the core opened (the database, the mail transport). */
-  close(): Promise<void>;
-}
 
 export interface CreateCoreOptions {
   logger: Logger;
@@ -92,7 +67,10 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   core.calls = new CallEngine(core);
   carrier.start(core.calls);
   core.webhooks = new DeliveryWorker(core);
-  core.billing = new BillingJobs(core);
+  core.billing = new BillingJobs(core, async (callId, at) => {
+    const call = await loadCallById(core.db, callId);
+    if (call) await hangupCall(core, call, "service", at);
+  });
   if (options.runJobs !== false) {
     core.webhooks.start();
     core.billing.start();

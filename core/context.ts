@@ -1,0 +1,51 @@
+import type { Bus } from "./bus.js";
+import type { Carrier, CarrierSignals } from "./carrier/carrier.js";
+import type { Config } from "./config.js";
+import type { Database, DatabaseHandle } from "./db/database.js";
+import type { Logger } from "./logger.js";
+import type { Mailer } from "./mail/mailer.js";
+import type { ServerSecrets } from "./secrets.js";
+
+/**
+ * Everything core operations need, built once per process (by `createCore`) and passed down.
+ * A leaf module: it names the services by their interfaces, so every domain can import it
+ * without importing the composition root that builds the services from those domains.
+ */
+export interface Core {
+  config: Config;
+  db: Database;
+  database: DatabaseHandle;
+  logger: Logger;
+  mailer: Mailer;
+  secrets: ServerSecrets;
+  /** Messages between the processes sharing the database. */
+  bus: Bus;
+  carrier: Carrier;
+  /** Applies what the carrier reports; holds the live turns' filler timers. */
+  calls: LiveCalls;
+  /** The public base URL, for links in events; set once the server knows where it listens. */
+  baseUrl: string;
+  /** This process, among those sharing the database (relay sessions record their holder). */
+  processId: string;
+  /** Delivers webhook jobs (started unless `runJobs: false`). */
+  webhooks: BackgroundJob;
+  /** Meters live calls and renews number leases (started unless `runJobs: false`). */
+  billing: BackgroundJob & { runOnce(): Promise<void> };
+  /** The clock; tests may replace it to move time. */
+  now(): Date;
+  /** Closes what the core opened (the database, the mail transport). */
+  close(): Promise<void>;
+}
+
+/** The call engine as the domains see it: the carrier's signals, plus the per-turn timers. */
+export interface LiveCalls extends CarrierSignals {
+  /** The call's turn closed (answered, cancelled, or the call ended): its filler is not needed. */
+  turnClosed(callId: string, turnId?: string): void;
+  close(): void;
+}
+
+/** Work a process runs in the background. */
+export interface BackgroundJob {
+  start(): void;
+  close(): Promise<void>;
+}
