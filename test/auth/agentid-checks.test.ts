@@ -14,7 +14,8 @@ let clockOffsetMs = 0;
 
 beforeAll(async () => {
   issuer = await OidcStandIn.start();
-  service = await startTestService({ env: { AGENTID_ISSUER: issuer.issuer, AGENTID_CLIENT_ID: "agentline-public" } });
+  // Behind a trusted (loopback) proxy, so that a test can sign in from an address of its own.
+  service = await startTestService({ env: { AGENTID_ISSUER: issuer.issuer, AGENTID_CLIENT_ID: "agentline-public", TRUST_PROXY: "loopback" } });
   service.core.now = () => new Date(Date.now() + clockOffsetMs);
   api = new Api(service.baseUrl);
 });
@@ -26,6 +27,7 @@ beforeEach(() => {
   clockOffsetMs = 0;
   issuer.forgery = "none";
   issuer.extraClaims = {};
+  issuer.tokenEndpointDown = false;
 });
 
 async function start(loginHint: string) {
@@ -104,6 +106,27 @@ describe("AgentID sign-in checks the provider's answer", () => {
     expect((await poll(session.session_id)).body.code).toBe("authorization_pending");
     redirect.searchParams.delete("state");
     expect((await openCallback(redirect)).status).toBe(400);
+  });
+});
+
+describe("AgentID sign-in when things go wrong", () => {
+  it("shows a 503 page and fails the sign-in when the provider is down at the token endpoint", async () => {
+    issuer.tokenEndpointDown = true;
+    const session = await start("agent-unlucky");
+    const page = await openCallback(await issuer.authorize(session.authorize_url));
+    expect(page.status).toBe(503);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const polled = await poll(session.session_id);
+    expect(polled.body).toMatchObject({ code: "sign_in_failed", detail: expect.stringContaining("HTTP 503") });
+  });
+
+  it("answers 429 with Retry-After to the 21st start from one IP address in ten minutes", async () => {
+    const from = (ip: string) => ({ headers: { "x-forwarded-for": ip } });
+    for (let i = 0; i < 20; i++) expect((await api.post("/v1/auth/agentid/start", {}, from("203.0.113.7"))).status).toBe(200);
+    const limited = await api.post("/v1/auth/agentid/start", {}, from("203.0.113.7"));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await api.post("/v1/auth/agentid/start", {}, from("203.0.113.8"))).status).toBe(200);
   });
 });
 

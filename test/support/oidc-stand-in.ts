@@ -25,6 +25,8 @@ export class OidcStandIn {
   forgery: Forgery = "none";
   /** Requests the token endpoint received. */
   tokenRequests = 0;
+  /** When set, the token endpoint answers 503 (the provider is down after the redirect). */
+  tokenEndpointDown = false;
   /** Extra claims for every ID token (an e-mail address, say). */
   extraClaims: Record<string, unknown> = {};
   private readonly codes = new Map<string, IssuedCode>();
@@ -101,6 +103,7 @@ export class OidcStandIn {
 
   private async tokenEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.tokenRequests++;
+    if (this.tokenEndpointDown) return json(res, 503, { error: "temporarily_unavailable" });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const form = new URLSearchParams(Buffer.concat(chunks).toString());

@@ -131,13 +131,15 @@ export class AgentIdClient {
 
   private explain(error: unknown): Redemption {
     if (error instanceof oidc.AuthorizationResponseError) {
-      const description = error.error_description ? `: ${error.error_description}` : "";
+      // Whoever holds the browser writes these parameters: kept short, and shown only as text.
+      const description = error.error_description ? `: ${error.error_description.slice(0, 200)}` : "";
       if (error.error === "access_denied") return { kind: "denied", reason: `The sign-in was refused at the identity provider${description}.` };
-      return { kind: "failed", reason: `The identity provider answered ${error.error}${description}.` };
+      return { kind: "failed", reason: `The identity provider answered ${error.error.slice(0, 64)}${description}.` };
     }
+    const status = failedStatus(error);
+    if (status !== undefined && status >= 500) return { kind: "unavailable", reason: `The identity provider failed (HTTP ${status}).` };
     if (error instanceof oidc.ResponseBodyError) {
-      if (error.status >= 500) return { kind: "unavailable", reason: `The identity provider failed (HTTP ${error.status}).` };
-      return { kind: "failed", reason: `The identity provider refused the code: ${error.error}${error.error_description ? ` (${error.error_description})` : ""}.` };
+      return { kind: "failed", reason: `The identity provider refused the code: ${error.error.slice(0, 64)}${error.error_description ? ` (${error.error_description.slice(0, 200)})` : ""}.` };
     }
     if (isUnreachable(error)) {
       this.logger.warn({ err: error }, "AgentID provider unreachable during a callback");
@@ -151,12 +153,17 @@ export class AgentIdClient {
   }
 }
 
-/** A network failure or timeout (fetch throws a bare TypeError with a cause; timeouts abort). */
+/** A network failure or timeout (fetch throws a bare TypeError; timeouts abort). */
 function isUnreachable(error: unknown): boolean {
-  const err = error as { name?: string; message?: string; cause?: unknown; code?: string };
-  if (err?.name === "TimeoutError" || err?.name === "AbortError") return true;
-  if (error instanceof TypeError && err.message === "fetch failed") return true;
-  return error instanceof oidc.ClientError && err.code === "OAUTH_RESPONSE_IS_NOT_CONFORM" && (err.cause as Response | undefined)?.status !== undefined && (err.cause as Response).status >= 500;
+  const name = (error as { name?: string } | undefined)?.name;
+  return name === "TimeoutError" || name === "AbortError" || (error instanceof TypeError && error.message === "fetch failed");
+}
+
+/** The HTTP status of a provider's error answer: an OAuth error body, or a response openid-client found not conform. */
+function failedStatus(error: unknown): number | undefined {
+  if (error instanceof oidc.ResponseBodyError) return error.status;
+  if (error instanceof oidc.ClientError && error.cause instanceof Response) return error.cause.status;
+  return undefined;
 }
 
 /** openid-client's message, with the underlying check's own (which names the claim) when there is one. */
