@@ -24,7 +24,7 @@ export type Redemption =
 // The issuer's metadata changes rarely; an hour bounds how long a changed endpoint goes unseen.
 // Its signing keys are openid-client's to refresh (it refetches the JWKS on an unknown key).
 const METADATA_TTL_MS = 60 * 60_000;
-// Seconds; below the request deadline, so a slow provider is a 503 rather than a timeout.
+// Seconds per provider call: a slow provider becomes a prompt 503 rather than a hung request.
 const PROVIDER_TIMEOUT_S = 5;
 
 /**
