@@ -21,7 +21,10 @@ const MAX_POLL_INTERVAL_S = 60;
 // Finished or abandoned sessions are kept a day (so a late poll still gets a precise answer), then dropped.
 const SESSION_RETENTION_MS = 24 * 3_600_000;
 
-/** Per-IP limits: starts are cheap to ask for and each reaches the provider; polls are paced per session by slow_down. */
+/**
+ * Per-IP limits. Each start reaches the provider, so starts are held to a few; polls are paced
+ * per session by slow_down, and session ids cannot be guessed, so the poll limit is loose.
+ */
 export const AGENTID_LIMITS = {
   startsPerIp: 20,
   startWindowMs: 10 * 60_000,
@@ -38,18 +41,16 @@ export interface CallbackPage {
 
 const clients = new WeakMap<Core, AgentIdClient>();
 
-/** The relying party, made on first use: discovery is a network call the server's start need not wait for. */
+/**
+ * The relying party, made on first use: discovery is a network call the server's start need not
+ * wait for. Unconfigured, every AgentID route answers the 404 the contract gives for it.
+ */
 function agentIdClient(core: Core): { settings: AgentIdSettings; client: AgentIdClient } {
   const settings = core.config.agentId;
   if (!settings) throw new AppError("not_found", "AgentID sign-in is not enabled on this server. Sign in with an e-mail code: POST /v1/auth/otp.");
   let client = clients.get(core);
   if (!client) clients.set(core, (client = new AgentIdClient(settings, core.logger)));
   return { settings, client };
-}
-
-/** Throws the 404 the contract gives while AgentID is not configured. */
-export function requireAgentId(core: Core): void {
-  agentIdClient(core);
 }
 
 const sealKey = (core: Core) => core.secrets.derive("agentid-session");
@@ -154,7 +155,7 @@ type PollOutcome = { kind: "key"; result: { api_key: string; key_id: string; acc
  * failed check `sign_in_failed`, a session past its lifetime `expired_token`.
  */
 export async function pollAgentIdSignIn(core: Core, input: { sessionId: string; ip: string }) {
-  agentIdClient(core);
+  agentIdClient(core); // the 404 while unconfigured
   const now = core.now();
   await core.db.transaction((tx) =>
     consumeRateLimits(tx, [{ key: `agentid:poll:ip:${input.ip}`, limit: AGENTID_LIMITS.pollsPerIp, windowMs: AGENTID_LIMITS.pollWindowMs, label: "AgentID polls from this IP address" }], now),
