@@ -66,6 +66,11 @@ describe("loadConfig", () => {
     ["X402_PAYEE", "0x123"],
     ["WEBHOOK_RETRY_SCHEDULE", "5s,soon"],
     ["RELAY_WINDOW", "0"],
+    ["AGENTID_ISSUER", "http://auth.example.com"],
+    ["AGENTID_ISSUER", "http://10.0.0.5:8080"],
+    ["AGENTID_ISSUER", "ftp://auth.example.com"],
+    ["AGENTID_ISSUER", "https://auth.example.com/?tenant=1"],
+    ["AGENTID_SESSION_TTL_S", "5"],
   ])("stops with one line naming %s=%s", (name, value) => {
     let error: unknown;
     try {
@@ -77,5 +82,27 @@ describe("loadConfig", () => {
     const message = (error as Error).message;
     expect(message).toContain(`${name}=${JSON.stringify(value)}`);
     expect(message).not.toContain("\n");
+  });
+
+  describe("AgentID", () => {
+    const issuer = { AGENTID_ISSUER: "https://auth.agentid.com", AGENTID_CLIENT_ID: "agentline" };
+
+    it("is off with no issuer, and on with an issuer and a client id", () => {
+      expect(loadConfig({}).agentId).toBeUndefined();
+      expect(loadConfig(issuer).agentId).toEqual({ issuer: "https://auth.agentid.com", clientId: "agentline", clientSecret: undefined, sessionTtlS: 600 });
+      expect(loadConfig({ ...issuer, AGENTID_CLIENT_SECRET: "s3cret", AGENTID_SESSION_TTL_S: "120" }).agentId).toMatchObject({ clientSecret: "s3cret", sessionTtlS: 120 });
+    });
+
+    it.each(["http://127.0.0.1:4000", "http://localhost:4000", "http://[::1]:4000", "http://127.8.9.10"])("accepts an http issuer on loopback: %s", (url) => {
+      expect(loadConfig({ ...issuer, AGENTID_ISSUER: url }).agentId?.issuer).toBe(url);
+    });
+
+    it.each([
+      [{ AGENTID_ISSUER: "https://auth.agentid.com" }, "AGENTID_CLIENT_ID is required with AGENTID_ISSUER"],
+      [{ AGENTID_CLIENT_ID: "agentline" }, "AGENTID_CLIENT_ID is set but AGENTID_ISSUER is not"],
+      [{ AGENTID_CLIENT_SECRET: "s3cret" }, "AGENTID_CLIENT_SECRET is set but AGENTID_ISSUER is not"],
+    ])("refuses a half configuration: %j", (env, message) => {
+      expect(() => loadConfig(env)).toThrow(message);
+    });
   });
 });

@@ -35,6 +35,20 @@ export function usdToMicros(value: string): number {
   return Number(whole) * 1_000_000 + Number(fraction.padEnd(6, "0"));
 }
 
+/** True for a loopback host: 127.0.0.0/8, ::1 or localhost (URL hostnames keep IPv6 brackets). */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** An OpenID Connect issuer: https, or http on loopback only (tests and local development). */
+const issuerUrl = z
+  .url({ protocol: /^https?$/ })
+  .refine((v) => {
+    const url = new URL(v);
+    return url.protocol === "https:" || isLoopbackHost(url.hostname);
+  }, "must be https:// (http:// is accepted only on loopback)")
+  .refine((v) => !new URL(v).search && !new URL(v).hash, "an issuer has no query or fragment");
+
 const perMinute = usd.refine((v) => usdToMicros(v) % 60 === 0, "must come to whole micro-dollars per second (a multiple of 0.00006)");
 
 /** Every environment variable the service reads (DESIGN §10). Empty strings count as unset. */
@@ -88,6 +102,11 @@ const EnvSchema = z.object({
   TOPUP_MIN_USD: usd.default("0.50"),
   TOPUP_MAX_USD: usd.default("500"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // AgentID sign-in (OpenID Connect). Unset issuer: AgentID is off and its start answers 404.
+  AGENTID_ISSUER: issuerUrl.optional(),
+  AGENTID_CLIENT_ID: z.string().min(1).max(255).optional(),
+  AGENTID_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  AGENTID_SESSION_TTL_S: z.coerce.number().int().min(60).max(3600).default(600),
 });
 
 /** The typed configuration every module receives; nothing else reads process.env. */
@@ -148,6 +167,19 @@ export interface Config {
     topupMinMicros: number;
     topupMaxMicros: number;
   };
+  /** AgentID sign-in; undefined when AGENTID_ISSUER is unset (then it answers 404). */
+  agentId: AgentIdSettings | undefined;
+}
+
+/** Where AgentID sign-in goes and who this service is to it. */
+export interface AgentIdSettings {
+  /** The issuer identifier, exactly as configured (its discovery document must name the same). */
+  issuer: string;
+  clientId: string;
+  /** Unset: a public client, authenticated by PKCE alone. */
+  clientSecret: string | undefined;
+  /** How long a sign-in session lives, from start to the last poll. */
+  sessionTtlS: number;
 }
 
 /** Raised when the environment is invalid; its message is one line naming the variable. */
@@ -172,6 +204,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (e.PAYMENTS_MODE === "chain" && !e.X402_RELAYER_PRIVATE_KEY) throw missing("X402_RELAYER_PRIVATE_KEY", "with PAYMENTS_MODE=chain");
   if (e.PAYMENTS_MODE === "facilitator" && !e.X402_FACILITATOR_URL) throw missing("X402_FACILITATOR_URL", "with PAYMENTS_MODE=facilitator");
   if (e.PAYMENTS_MODE !== "local" && !e.X402_PAYEE) throw missing("X402_PAYEE", `with PAYMENTS_MODE=${e.PAYMENTS_MODE} (real money needs a real payee)`);
+  if (e.AGENTID_ISSUER && !e.AGENTID_CLIENT_ID) throw missing("AGENTID_CLIENT_ID", "with AGENTID_ISSUER");
+  for (const name of ["AGENTID_CLIENT_ID", "AGENTID_CLIENT_SECRET"] as const) {
+    if (e[name] && !e.AGENTID_ISSUER) throw new ConfigError(`Invalid configuration: ${name} is set but AGENTID_ISSUER is not (set both, or neither)`);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -220,6 +256,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       topupMinMicros: usdToMicros(e.TOPUP_MIN_USD),
       topupMaxMicros: usdToMicros(e.TOPUP_MAX_USD),
     },
+    agentId: e.AGENTID_ISSUER
+      ? { issuer: e.AGENTID_ISSUER, clientId: e.AGENTID_CLIENT_ID!, clientSecret: e.AGENTID_CLIENT_SECRET, sessionTtlS: e.AGENTID_SESSION_TTL_S }
+      : undefined,
   };
 }
 

@@ -8,6 +8,11 @@ export const ERROR_CODES = {
   malformed_json: { status: 400, title: "Malformed JSON", when: "The body is not parseable JSON." },
   bad_request: { status: 400, title: "Bad request", when: "The request is well formed but cannot be carried out as asked." },
   invalid_otp: { status: 400, title: "Invalid or expired code", when: "The one-time code is wrong, expired or already used (one answer for all three)." },
+  authorization_pending: { status: 400, title: "Authorization pending", when: "An AgentID sign-in is polled before its user has finished at the identity provider; poll again after `interval` seconds (RFC 8628)." },
+  slow_down: { status: 400, title: "Slow down", when: "An AgentID sign-in is polled sooner than `interval` seconds after the previous poll; the interval grows by 5 seconds (RFC 8628)." },
+  access_denied: { status: 400, title: "Access denied", when: "The user refused the AgentID sign-in at the identity provider (RFC 8628); start a new sign-in to try again." },
+  expired_token: { status: 400, title: "Sign-in expired", when: "An AgentID sign-in session outlived its `expires_in` before it completed (RFC 8628); start a new one." },
+  sign_in_failed: { status: 400, title: "Sign-in failed", when: "The identity provider's answer to an AgentID sign-in did not check out (an ID token with a bad signature, audience, nonce or expiry; a wrong issuer; a refused code); `detail` says which. Start a new sign-in." },
   no_active_number: { status: 400, title: "Agent has no active phone number", when: "A call was asked of an agent that has no active phone number." },
   unauthorized: { status: 401, title: "Unauthorized", when: "No credentials, or credentials that are unknown, revoked or expired." },
   insufficient_balance: { status: 402, title: "Insufficient balance", when: "The balance does not cover what was asked." },
@@ -33,7 +38,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, title: "Unsupported media type", when: "The request body is not JSON." },
   rate_limited: { status: 429, title: "Too many requests", when: "Too many requests; `Retry-After` says when to try again." },
   internal_error: { status: 500, title: "Internal server error", when: "Something unexpected failed; the log has the detail under the request id." },
-  service_unavailable: { status: 503, title: "Service unavailable", when: "A dependency (database, mail server) is unavailable right now." },
+  service_unavailable: { status: 503, title: "Service unavailable", when: "A dependency (database, mail server, the AgentID identity provider) is unavailable right now." },
 } as const satisfies Record<string, { status: number; title: string; when: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

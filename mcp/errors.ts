@@ -14,6 +14,12 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   malformed_json: "Send the arguments as a JSON object.",
   bad_request: (_e, tool) => `Change the request as the message says and call ${tool} again.`,
   invalid_otp: "Request a new code and try again.",
+  // The AgentID sign-in happens before MCP (it yields the key MCP connects with); these never reach a tool.
+  authorization_pending: "Finish the sign-in in the browser, then poll again after `interval` seconds.",
+  slow_down: "Poll less often: wait the `interval` the answer gives.",
+  access_denied: "The sign-in was refused; start a new one, or sign in with an e-mail code.",
+  expired_token: "The sign-in expired; start a new one.",
+  sign_in_failed: "Start a new sign-in; if it keeps failing, sign in with an e-mail code.",
   no_active_number: "Give the agent a number first (buy_number with its agent_id, or reassign_number), then place the call again.",
   unauthorized: "This connection's API key or agent_token is not accepted; configure a valid one and reconnect.",
   insufficient_balance: TOP_UP,

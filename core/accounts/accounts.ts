@@ -1,6 +1,7 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { credit } from "../billing/ledger.js";
 import type { Transaction } from "../db/database.js";
+import { accountIdentities } from "../db/schema/account-identities.js";
 import { accounts } from "../db/schema/accounts.js";
 import { newId } from "../ids.js";
 
@@ -46,4 +47,39 @@ export async function findOrCreateWalletAccount(tx: Transaction, walletAddress: 
   if (inserted) return { accountId: inserted.accountId, created: true };
   const [existing] = await tx.select({ accountId: accounts.accountId }).from(accounts).where(eq(accounts.walletAddress, walletAddress));
   return { accountId: existing!.accountId, created: false };
+}
+
+/**
+ * The account of an OpenID Connect identity (issuer, subject), created with the signup credit on
+ * its first sign-in. Keyed on the pair alone, never on an e-mail claim: an AgentID sign-in never
+ * lands in an e-mail account, whatever address the provider reports. Concurrent first sign-ins
+ * of one identity end with one account: the loser of the link race drops the account it made.
+ */
+export async function findOrCreateAccountByIdentity(
+  tx: Transaction,
+  identity: { issuer: string; subject: string },
+  signup: { creditMicros: number; at: Date },
+): Promise<{ accountId: string; created: boolean }> {
+  const linkedTo = async () => {
+    const [row] = await tx
+      .select({ accountId: accountIdentities.accountId })
+      .from(accountIdentities)
+      .where(and(eq(accountIdentities.issuer, identity.issuer), eq(accountIdentities.subject, identity.subject)));
+    return row?.accountId;
+  };
+  const existing = await linkedTo();
+  if (existing) return { accountId: existing, created: false };
+  const accountId = newId("acct");
+  await tx.insert(accounts).values({ accountId, createdAt: signup.at });
+  const [linked] = await tx
+    .insert(accountIdentities)
+    .values({ issuer: identity.issuer, subject: identity.subject, accountId, createdAt: signup.at })
+    .onConflictDoNothing()
+    .returning({ accountId: accountIdentities.accountId });
+  if (!linked) {
+    await tx.delete(accounts).where(eq(accounts.accountId, accountId));
+    return { accountId: (await linkedTo())!, created: false };
+  }
+  await grantSignupCredit(tx, accountId, signup.creditMicros, signup.at);
+  return { accountId, created: true };
 }

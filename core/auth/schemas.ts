@@ -53,3 +53,31 @@ export const MintedKey = ApiKey.extend({
 export const RevokedKey = z
   .object({ key_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp })
   .meta({ id: "RevokedKey" });
+
+export const AgentIdStartBody = z
+  .strictObject({
+    login_hint: z.string().trim().min(1).max(254).optional().meta({ description: "Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity)." }),
+  })
+  .meta({ id: "AgentIdStartRequest" });
+
+export const AgentIdSession = z
+  .object({
+    authorize_url: z.url().meta({ description: "Open this in a browser (or have the agent's runtime open it) to sign in at the identity provider." }),
+    session_id: z.string().meta({ description: "A secret: poll POST /v1/auth/agentid/poll with it. Never part of authorize_url." }),
+    expires_in: z.number().int().meta({ description: "Seconds the session lives." }),
+    interval: z.number().int().meta({ description: "Seconds to wait between polls (RFC 8628)." }),
+  })
+  .meta({ id: "AgentIdSession" });
+
+export const AgentIdPollBody = z
+  .strictObject({ session_id: z.string().min(1).max(100).meta({ description: "From POST /v1/auth/agentid/start." }) })
+  .meta({ id: "AgentIdPollRequest" });
+
+/** The identity provider's redirect: an authorization response (RFC 6749 §4.1.2, RFC 9207's `iss`). */
+export const AgentIdCallbackQuery = z.looseObject({
+  code: z.string().max(4096).optional(),
+  state: z.string().max(512).optional(),
+  iss: z.string().max(2048).optional(),
+  error: z.string().max(256).optional(),
+  error_description: z.string().max(2048).optional(),
+});

@@ -1,15 +1,28 @@
 import { z } from "zod";
 import { listApiKeys, mintApiKey, revokeApiKey } from "../../core/auth/api-keys.js";
+import { AGENTID_CALLBACK_PATH, AGENTID_LIMITS, completeAgentIdCallback, pollAgentIdSignIn, startAgentIdSignIn } from "../../core/auth/agentid/sessions.js";
 import { requestOtp, verifyOtp } from "../../core/auth/otp.js";
-import { ApiKey, MintedKey, MintKeyBody, OtpRequestBody, OtpRequestResult, RevokedKey, VerifyBody, VerifyResult } from "../../core/auth/schemas.js";
-import { AppError } from "../../core/errors.js";
+import {
+  AgentIdCallbackQuery,
+  AgentIdPollBody,
+  AgentIdSession,
+  AgentIdStartBody,
+  ApiKey,
+  MintedKey,
+  MintKeyBody,
+  OtpRequestBody,
+  OtpRequestResult,
+  RevokedKey,
+  VerifyBody,
+  VerifyResult,
+} from "../../core/auth/schemas.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
-import { defineRoute } from "../http/route.js";
+import { NOTICE_PAGE_HEADERS, noticePage } from "../http/notice-page.js";
+import { defineRoute, Reply } from "../http/route.js";
 
 const tags = ["Auth"];
 
-const agentIdDisabled = () =>
-  new AppError("not_found", "AgentID sign-in is not enabled on this server. Sign in with an e-mail code: POST /v1/auth/otp.");
+const HtmlPage = z.string().meta({ description: "A short HTML page for the person in the browser" });
 
 export const authRoutes = [
   defineRoute({
@@ -43,30 +56,54 @@ export const authRoutes = [
     method: "post",
     path: "/v1/auth/agentid/start",
     summary: "Start an AgentID sign-in",
-    description: "Answers 404 while AgentID is not configured on this server; use OTP sign-in instead.",
+    description:
+      "OpenID Connect sign-in run like a device flow: open `authorize_url`, sign in at the identity provider, and poll POST /v1/auth/agentid/poll with `session_id` every `interval` seconds. " +
+      `Answers 404 while AgentID is not configured on this server (use OTP sign-in instead), 503 while the identity provider cannot be reached. Limit: ${AGENTID_LIMITS.startsPerIp} per IP address per 10 minutes.`,
     tags,
     auth: "none",
-    body: z.strictObject({ login_hint: z.string().max(254).optional() }).meta({ id: "AgentIdStartRequest" }),
+    body: AgentIdStartBody,
     bodyRequired: false,
-    response: { status: 200, description: "The sign-in session", schema: z.object({ authorize_url: z.string(), session_id: z.string() }) },
-    errors: [404],
-    handler: async () => {
-      throw agentIdDisabled();
-    },
+    response: { status: 200, description: "The sign-in session", schema: AgentIdSession },
+    errors: [404, 429, 503],
+    handler: ({ core, body, req }) => startAgentIdSignIn(core, { loginHint: body.login_hint, ip: req.ip ?? "unknown" }),
   }),
   defineRoute({
     operationId: "pollAgentIdSignIn",
     method: "post",
     path: "/v1/auth/agentid/poll",
     summary: "Poll an AgentID sign-in",
-    description: "Answers 404 while AgentID is not configured on this server.",
+    description:
+      "RFC 8628's answers as 400 problems: `authorization_pending` until the sign-in is completed, `slow_down` when polled sooner than `interval` seconds (which then grows by 5), " +
+      "`access_denied` when it was refused, `sign_in_failed` when the provider's answer did not check out, `expired_token` past `expires_in`. Then the `api_key`, exactly once; after that 410. " +
+      "404 for an unknown session, or while AgentID is not configured.",
     tags,
     auth: "none",
-    body: z.strictObject({ session_id: z.string().min(1).max(100) }).meta({ id: "AgentIdPollRequest" }),
-    response: { status: 200, description: "The sign-in state", schema: z.object({ status: z.string(), api_key: z.string().optional() }) },
+    body: AgentIdPollBody,
+    response: { status: 200, description: "Signed in: the new key, shown once", schema: VerifyResult },
+    errors: [400, 404, 410, 429],
+    handler: ({ core, body, req }) => pollAgentIdSignIn(core, { sessionId: body.session_id, ip: req.ip ?? "unknown" }),
+  }),
+  defineRoute({
+    operationId: "agentIdCallback",
+    method: "get",
+    path: AGENTID_CALLBACK_PATH,
+    summary: "AgentID redirect target",
+    description:
+      "Where the identity provider sends the browser back (register BASE_URL + this path as the client's redirect URI). Answers a small HTML page: signed in or refused (200), " +
+      "a callback that does not check out (400), or a provider that cannot be reached (503). 404 while AgentID is not configured.",
+    tags,
+    auth: "none",
+    query: AgentIdCallbackQuery,
+    response: { status: 200, description: "Signed in, or refused by the user: you can close this window", schema: HtmlPage, contentType: "text/html" },
+    otherResponses: [
+      { status: 400, description: "The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token)", schema: HtmlPage, contentType: "text/html" },
+      { status: 503, description: "The identity provider could not be reached", schema: HtmlPage, contentType: "text/html" },
+    ],
     errors: [404],
-    handler: async () => {
-      throw agentIdDisabled();
+    handler: async ({ core, req }) => {
+      const page = await completeAgentIdCallback(core, new URL(req.originalUrl, "http://callback.invalid").searchParams);
+      const title = page.outcome === "signed_in" ? "Signed in" : page.outcome === "denied" ? "Sign-in refused" : "Sign-in failed";
+      return new Reply(page.status, noticePage(title, page.message), NOTICE_PAGE_HEADERS);
     },
   }),
   defineRoute({

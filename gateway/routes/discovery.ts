@@ -96,7 +96,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
         buildServiceDocument(publicBaseUrl(req), {
           version: serviceVersion,
           carrier: core.config.carrier,
-          agentIdEnabled: false,
+          agentIdEnabled: core.config.agentId !== undefined,
           payments: true,
           transports: ["relay", "webhook", "mailbox"],
         }),
