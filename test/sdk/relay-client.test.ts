@@ -14,11 +14,11 @@ import { freshDatabase, onPostgres, startTestService } from "../support/service.
 import { startTcpProxy } from "../support/tcp-proxy.js";
 
 /** Waits until check() returns something other than undefined/false. */
-async function eventually<T>(check: () => Promise<T> | T, what: string, ms = 20_000): Promise<NonNullable<T>> {
+async function eventually<T>(check: () => Promise<T> | T, what: string, ms = 20_000): Promise<Exclude<T, false | undefined | null>> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();
-    if (value) return value as NonNullable<T>;
+    if (value) return value as Exclude<T, false | undefined | null>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
