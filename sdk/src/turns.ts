@@ -111,18 +111,24 @@ export async function answerTurn(event: CallUtteranceEvent, handler: TurnHandler
     return outcome;
   }
 
-  const answer = await handler(turn);
-  if (answer === undefined || answer === null) return undefined;
-  if (typeof answer === "string") return send({ text: answer, final: true });
-  if (Symbol.asyncIterator in answer) {
-    let previous: string | undefined;
-    for await (const line of answer) {
-      if (previous !== undefined && (await send({ text: previous, final: false })).status === "discarded") return discarded;
-      previous = line;
+  try {
+    const answer = await handler(turn);
+    if (answer === undefined || answer === null) return undefined;
+    if (typeof answer === "string") return await send({ text: answer, final: true });
+    if (Symbol.asyncIterator in answer) {
+      let previous: string | undefined;
+      for await (const line of answer) {
+        if (previous !== undefined && (await send({ text: previous, final: false })).status === "discarded") return discarded;
+        previous = line;
+      }
+      return previous === undefined ? undefined : await send({ text: previous, final: true });
     }
-    return previous === undefined ? undefined : send({ text: previous, final: true });
+    return await send({ text: answer.text, final: true, end_call: answer.endCall ?? false });
+  } catch (error) {
+    // Work cut short because the turn was superseded or discarded (an aborted LLM request) is no failure.
+    if (controller.signal.aborted) return discarded;
+    throw error;
   }
-  return send({ text: answer.text, final: true, end_call: answer.endCall ?? false });
 }
 
 /**
