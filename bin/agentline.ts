@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { ConfigError } from "../core/config.js";
 import { reportFailure } from "../cli/output.js";
 import { buildProgram } from "../cli/program.js";
 
@@ -8,8 +7,8 @@ buildProgram()
   .catch((error: unknown) => {
     // A bad configuration is one line naming the variable; an API refusal one line with its code;
     // anything else gets its stack.
-    if (error instanceof ConfigError) {
-      process.stderr.write(`agentline: ${error.message}\n`);
+    if ((error as Error)?.name === "ConfigError") {
+      process.stderr.write(`agentline: ${(error as Error).message}\n`);
       process.exit(1);
     }
     try {

@@ -58,9 +58,9 @@ export function reportFailure(error: unknown): number {
     process.stderr.write(`agentline: ${error.message}\n`);
     return error instanceof CliError ? 2 : 1;
   }
-  const cause = (error as { cause?: { code?: string } })?.cause;
-  if (error instanceof TypeError && cause?.code === "ECONNREFUSED") {
-    process.stderr.write("agentline: the service does not answer; is it running (npm start)? Set AGENTLINE_BASE_URL or --base-url if it is elsewhere.\n");
+  if (error instanceof TypeError && error.message === "fetch failed") {
+    const cause = (error.cause as Error | undefined)?.message ?? "";
+    process.stderr.write(`agentline: the service does not answer (${cause}); is it running (npm start)? Set AGENTLINE_BASE_URL or --base-url if it is elsewhere.\n`);
     return 1;
   }
   throw error;

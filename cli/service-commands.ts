@@ -1,19 +1,25 @@
 import type { Command } from "commander";
-import { authenticateAgentToken } from "../core/auth/agent-tokens.js";
-import { authenticateApiKey } from "../core/auth/api-keys.js";
-import { issueKeyForEmail } from "../core/auth/otp.js";
-import { operatorCredit } from "../core/billing/operator-credit.js";
-import { loadConfig } from "../core/config.js";
-import { createCore } from "../core/create-core.js";
-import { DataDirInUseError } from "../core/db/data-dir-lock.js";
-import { AppError } from "../core/errors.js";
-import { createLogger } from "../core/logger.js";
-import { startServer } from "../gateway/server.js";
-import { serveMcpOverStdio } from "../mcp/stdio.js";
-import { startBanner } from "./banner.js";
+import type { Core } from "../core/context.js";
+import type { DataDirInUseError } from "../core/db/data-dir-lock.js";
+
+// The service's modules are loaded by the commands that run it, so `agentline --help` and the
+// API commands start quickly.
+const load = async () => {
+  const [config, createCore, logger, errors, lock] = await Promise.all([
+    import("../core/config.js"),
+    import("../core/create-core.js"),
+    import("../core/logger.js"),
+    import("../core/errors.js"),
+    import("../core/db/data-dir-lock.js"),
+  ]);
+  return { ...config, ...createCore, ...logger, ...errors, ...lock };
+};
 
 /** `agentline serve`: the HTTP service, configured by the environment (README, Configuration). */
 export async function serve(): Promise<void> {
+  const { loadConfig, createLogger } = await load();
+  const { startServer } = await import("../gateway/server.js");
+  const { startBanner } = await import("./banner.js");
   const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
   const running = await startServer(config, { logger });
@@ -37,6 +43,10 @@ export async function serve(): Promise<void> {
 
 /** `agentline mcp`: MCP over stdio; stdout is the protocol's, so logs go to stderr. */
 export async function mcp(): Promise<void> {
+  const { loadConfig, createLogger, createCore } = await load();
+  const { authenticateAgentToken } = await import("../core/auth/agent-tokens.js");
+  const { authenticateApiKey } = await import("../core/auth/api-keys.js");
+  const { serveMcpOverStdio } = await import("../mcp/stdio.js");
   const config = loadConfig(process.env);
   const credential = process.env.AGENTLINE_API_KEY?.trim();
   if (!credential) {
@@ -66,9 +76,10 @@ export async function mcp(): Promise<void> {
  * Runs an operator action on the service's database (DATABASE_URL or DATA_DIR) and prints its
  * JSON result; a refusal is one line on stderr, prefixed with the command.
  */
-export async function adminAction(name: string, action: (core: Awaited<ReturnType<typeof createCore>>) => Promise<unknown>): Promise<void> {
+export async function adminAction(name: string, action: (core: Core) => Promise<unknown>): Promise<void> {
+  const { loadConfig, createLogger, createCore, AppError, DataDirInUseError } = await load();
   const config = loadConfig(process.env);
-  let core: Awaited<ReturnType<typeof createCore>>;
+  let core: Core;
   try {
     core = await createCore(config, { logger: createLogger("error", process.stderr as never), runJobs: false });
   } catch (error) {
@@ -117,7 +128,7 @@ export function addServiceCommands(program: Command): void {
       .requiredOption("--amount <usd>", "dollars, e.g. 10 or 10.50")
       .requiredOption("--note <text>", "why (kept in the ledger)")
       .action((o: { account: string; amount: string; note: string }) =>
-        adminAction("credit", (core) => operatorCredit(core, { accountId: o.account, amountUsd: o.amount, note: o.note })),
+        adminAction("credit", async (core) => (await import("../core/billing/operator-credit.js")).operatorCredit(core, { accountId: o.account, amountUsd: o.amount, note: o.note })),
       ),
     "agentline admin credit",
   );
@@ -126,7 +137,12 @@ export function addServiceCommands(program: Command): void {
       .command("api-key")
       .description("print a new API key for the address's account (created if new)")
       .requiredOption("--email <address>", "the account's e-mail address")
-      .action((o: { email: string }) => adminAction("api-key", (core) => core.db.transaction((tx) => issueKeyForEmail(core, tx, o.email, "admin")))),
+      .action((o: { email: string }) =>
+        adminAction("api-key", async (core) => {
+          const { issueKeyForEmail } = await import("../core/auth/otp.js");
+          return core.db.transaction((tx) => issueKeyForEmail(core, tx, o.email, "admin"));
+        }),
+      ),
     "agentline admin api-key",
   );
 }
