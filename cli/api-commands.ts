@@ -26,7 +26,9 @@ async function login(options: { email?: string }, command: Command): Promise<voi
     const email = options.email ?? (await input.ask("E-mail address: "));
     const sending = progress(`Asking ${agentline.baseUrl} for a sign-in code for ${email}`);
     const sent = unwrap(await agentline.api.POST("/v1/auth/otp", { body: { email } }));
-    sending.done(`A code is on its way to ${sent.email} (with no SMTP_URL the service prints it in its log). It expires in ${sent.expires_in_seconds / 60} minutes.`);
+    // A service with no mail server answers `logged` (older ones say `sent` either way).
+    const where = String(sent.status) === "logged" ? "The service has no mail server: the code is in its log" : `A code is on its way to ${sent.email} (with no SMTP_URL the service prints it in its log)`;
+    sending.done(`${where}. It expires in ${sent.expires_in_seconds / 60} minutes.`);
     const otp = await input.ask("Code: ");
     const signedIn = unwrap(await agentline.api.POST("/v1/auth/verify", { body: { email, otp } }));
     const saved = writeCredentials({ base_url: agentline.baseUrl, api_key: signedIn.api_key, account_id: signedIn.account_id, email: sent.email });
