@@ -6,6 +6,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The SDK is an npm workspace: its manifest must be there for the install.
+COPY sdk/package.json ./sdk/
 RUN npm ci --no-audit --no-fund
 # Sources and tsconfig files (.dockerignore keeps node_modules, dist, tests and data out).
 COPY . .
@@ -18,8 +20,11 @@ ENV NODE_ENV=production \
     PORT=8080
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json ./sdk/
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The CLI's API commands use the built SDK (node_modules/@agentline/sdk links to ./sdk).
+COPY --from=build /app/sdk/dist ./sdk/dist
 # Migrations run at start-up, read from the project root (the folder of package.json).
 COPY core/db/migrations ./core/db/migrations
 # The embedded database (used when DATABASE_URL is unset) goes in /app/.data, owned by `node`.

@@ -7,6 +7,7 @@ export const ServiceDocument = z
     description: z.string(),
     base_url: z.string(),
     links: z.object({
+      docs: z.string(),
       openapi: z.string(),
       mcp: z.string(),
       payments: z.string(),
@@ -39,6 +40,8 @@ const TRANSPORTS = {
     type: "relay",
     description: "A WebSocket; events are durable until acknowledged. Preferred: no public URL needed.",
     url: base.replace(/^http/, "ws") + "/v1/events/ws?agent_id={agent_id}&runtime={runtime}",
+    auth: "Authorization: Bearer sk_... on the upgrade, or ?ticket= from POST /v1/events/ws/ticket (browsers, built-in WebSockets)",
+    ticket: base + "/v1/events/ws/ticket",
   }),
   webhook: (base: string) => ({
     type: "webhook",
@@ -88,6 +91,7 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
     description: "A phone line for software agents.",
     base_url: baseUrl,
     links: {
+      docs: baseUrl + "/docs",
       openapi: baseUrl + "/openapi.json",
       mcp: baseUrl + "/mcp",
       payments: baseUrl + "/.well-known/agent-payments.json",

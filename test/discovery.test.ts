@@ -112,6 +112,7 @@ describe("/.well-known/service.json", () => {
     const { body } = await api.get("/.well-known/service.json");
     expect(body).toMatchObject({ name: "agentline", base_url: service.baseUrl, carrier: "sandbox" });
     expect(body.links).toEqual({
+      docs: `${service.baseUrl}/docs`,
       openapi: `${service.baseUrl}/openapi.json`,
       mcp: `${service.baseUrl}/mcp`,
       payments: `${service.baseUrl}/.well-known/agent-payments.json`,

@@ -18,8 +18,9 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
   if (!smtpUrl) {
     return {
       async send(message) {
-        // Development only: with no mail server the message (and any code in it) goes to the log.
-        logger.warn({ to: message.to, subject: message.subject, text: message.text }, "mail not sent (no SMTP_URL); logged instead");
+        // Development only: with no mail server the message goes to the log, its subject (which
+        // carries any sign-in code) in the message itself, so a person can spot it at a glance.
+        logger.warn({ to: message.to, text: message.text }, `mail not sent (no SMTP_URL), logged instead: to ${message.to}: ${message.subject}`);
       },
       close() {},
     };

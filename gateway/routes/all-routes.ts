@@ -5,6 +5,7 @@ import { authRoutes } from "./auth.js";
 import { billingRoutes } from "./billing.js";
 import { callRoutes } from "./calls.js";
 import { discoveryRoutes } from "./discovery.js";
+import { docsRoutes } from "./docs.js";
 import { eventRoutes } from "./events.js";
 import { feedbackRoutes } from "./feedback.js";
 import { mcpRoutes } from "./mcp.js";
@@ -21,6 +22,7 @@ export function allRoutes(config: Pick<Config, "carrier">): Route[] {
   const routes: Route[] = [];
   routes.push(
     ...discoveryRoutes(() => routes),
+    ...docsRoutes,
     ...authRoutes,
     ...agentRoutes,
     ...numberRoutes,

@@ -1,5 +1,7 @@
 import { peekEvents, pollEvents } from "../../core/events/events.js";
 import { EventBatch, PeekEventsQuery, PollEventsQuery } from "../../core/events/schemas.js";
+import { issueRelayTicket, RelayTicket, RelayTicketBody } from "../../core/relay/tickets.js";
+import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute } from "../http/route.js";
 
 const tags = ["Events"];
@@ -30,5 +32,23 @@ export const eventRoutes = [
     response: { status: 200, description: "The pending events", schema: EventBatch },
     errors: [404],
     handler: ({ core, auth, query }) => peekEvents(core, auth.accountId, query),
+  }),
+
+  defineRoute({
+    operationId: "createRelayTicket",
+    method: "post",
+    path: "/v1/events/ws/ticket",
+    summary: "Get a relay ticket",
+    description:
+      "A single-use ticket, good for 60 seconds, that opens the agent's relay WebSocket without an Authorization header: " +
+      "`GET /v1/events/ws?agent_id=agt_...&ticket=rt_...` (the `url` in the answer). For browsers, Deno and built-in WebSockets, " +
+      "which cannot set headers on an upgrade; a server can fetch the ticket with its key and hand only the ticket to the page. " +
+      "Clients that can send headers may keep using `Authorization: Bearer sk_...` on the upgrade.",
+    tags,
+    auth: "api_key",
+    body: RelayTicketBody,
+    response: { status: 201, description: "The ticket and the relay URL it opens", schema: RelayTicket },
+    errors: [404],
+    handler: ({ core, auth, body, req }) => issueRelayTicket(core, auth.accountId, body, publicBaseUrl(req)),
   }),
 ];

@@ -2,7 +2,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import type { Core } from "../../core/context.js";
 import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
 import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
-import { upgradeAccount } from "./softphone.js";
+import { relayUpgradeAccount } from "./relay-auth.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** Close code for a socket that a newer socket of the same agent replaced. */
@@ -10,7 +10,7 @@ export const REPLACED = 4000;
 
 /**
  * The relay, `/v1/events/ws?agent_id=&runtime=`: an agent's events, live and durable until
- * acknowledged. Server frames: `{type:"ready",agent_id,runtime,protocol}` then
+ * acknowledged. Opened with an API key header or a single-use `ticket` (relay-auth.ts). Server frames: `{type:"ready",agent_id,runtime,protocol}` then
  * `{type:"event",event}`; client frames: `{type:"ack",event_id}` or `{type:"ack",event_ids:[...]}`.
  */
 export function relayRoute(core: Core): UpgradeRoute {
@@ -33,7 +33,7 @@ export function relayRoute(core: Core): UpgradeRoute {
   return {
     pattern: /^\/v1\/events\/ws$/,
     async handle(req, socket, head) {
-      const accountId = await upgradeAccount(core, req);
+      const accountId = await relayUpgradeAccount(core, req);
       const query = new URL(req.url ?? "/", "http://localhost").searchParams;
       const agentId = query.get("agent_id");
       const runtime = query.get("runtime") ?? "generic";

@@ -6,6 +6,11 @@ export class RelayClient extends FrameSocket {
     return openSocket(`${baseUrl.replace(/^http/, "ws")}/v1/events/ws?${new URLSearchParams(query)}`, apiKey, (ws) => new RelayClient(ws), options);
   }
 
+  /** Opens a full relay URL (one carrying a ticket) with no Authorization header. */
+  static connectUrl(url: string): Promise<RelayClient> {
+    return openSocket(url, null, (ws) => new RelayClient(ws));
+  }
+
   /** Event frames received so far, as envelopes. */
   events(): Frame[] {
     return this.frames.filter((f) => f.type === "event").map((f) => f.event);
