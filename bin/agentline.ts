@@ -4,6 +4,7 @@ import { authenticateAgentToken } from "../core/auth/agent-tokens.js";
 import { authenticateApiKey } from "../core/auth/api-keys.js";
 import { issueKeyForEmail } from "../core/auth/otp.js";
 import { operatorCredit } from "../core/billing/operator-credit.js";
+import { carrierCheck } from "./carrier-check.js";
 import { ConfigError, loadConfig } from "../core/config.js";
 import { createCore } from "../core/create-core.js";
 import { AppError } from "../core/errors.js";
@@ -20,11 +21,13 @@ commands:
   admin credit --account acct_... --amount 10 --note "why"
                                           credit an account (recorded in the ledger with the note)
   admin api-key --email you@example.com   print a new API key for the address's account (created if new)
+  admin carrier-check                     check the carrier's credentials and print the webhook URLs it will call
 `;
 
 /** Operator commands: they open the same database as the service (DATABASE_URL or DATA_DIR). */
 async function admin(args: string[]): Promise<void> {
   const [action, ...rest] = args;
+  if (action === "carrier-check") return carrierCheck(loadConfig(process.env));
   const actions = { credit: ["account", "amount", "note"], "api-key": ["email"] } as const;
   if (action !== "credit" && action !== "api-key") {
     process.stderr.write(`agentline admin: unknown action ${JSON.stringify(action ?? "")}\n${USAGE}`);

@@ -16,8 +16,9 @@ type Document = { paths: Record<string, Record<string, OperationObject>>; compon
  * repository: `TWILIO_OPENAPI`, then `../shared/twilio/`, then `/work/shared/twilio/`. Missing,
  * the tests that need it fail with this message: they are never skipped.
  */
-export function twilioOpenApiPath(): string {
-  const candidates = [process.env.TWILIO_OPENAPI, join(projectRoot, "..", "shared", "twilio", "twilio_api_v2010.json"), "/work/shared/twilio/twilio_api_v2010.json"];
+export function twilioOpenApiPath(
+  candidates: Array<string | undefined> = [process.env.TWILIO_OPENAPI, join(projectRoot, "..", "shared", "twilio", "twilio_api_v2010.json"), "/work/shared/twilio/twilio_api_v2010.json"],
+): string {
   const found = candidates.find((path): path is string => path !== undefined && path !== "" && existsSync(path));
   if (!found) {
     throw new Error(`Twilio's OpenAPI document (twilio_api_v2010.json) was not found; looked at: ${candidates.filter(Boolean).join(", ")}. Set TWILIO_OPENAPI to its path.`);
