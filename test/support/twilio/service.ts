@@ -11,11 +11,15 @@ export interface TwilioTestService {
 }
 
 /** The whole service in this process on CARRIER=twilio, pointed at a fresh stand-in. */
-export async function startTwilioService(env: Record<string, string> = {}, options: { apiKey?: boolean } = {}): Promise<TwilioTestService> {
-  const twilio = await TwilioStandIn.start(options);
+export async function startTwilioService(
+  env: Record<string, string> = {},
+  options: { apiKey?: boolean; twilio?: TwilioStandIn; databaseUrl?: string } = {},
+): Promise<TwilioTestService> {
+  const twilio = options.twilio ?? (await TwilioStandIn.start(options));
   const port = await freePort();
   const service = await startTestService({
     env: { ...twilio.env(`http://127.0.0.1:${port}`), PORT: String(port), SIGNUP_CREDIT_USD: "5.00", TWILIO_TIMEOUT_MS: "1000", TURN_TIMEOUT_MS: "60000", ...env },
+    ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
   });
   return {
     service,
