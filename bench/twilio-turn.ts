@@ -60,9 +60,10 @@ async function main() {
     // One agent per concurrent call, each with a Twilio number and a relay socket, reused by every
     // run (the stand-in offers 100 fictional numbers per area code).
     const agents = await Promise.all(
-      Array.from({ length: Math.max(...runs.map((r) => r.calls)) }, async () => {
+      Array.from({ length: Math.max(...runs.map((r) => r.calls)) }, async (_, i) => {
         const agentId = (await api.post("/v1/agents", { name: "bench" }, { unchecked: true })).body.agent_id as string;
-        const bought = await api.post("/v1/numbers", { agent_id: agentId }, { unchecked: true });
+        const areaCode = ["415", "212", "312", "206"][i % 4];
+        const bought = await api.post("/v1/numbers", { agent_id: agentId, area_code: areaCode }, { unchecked: true });
         if (bought.status !== 201) throw new Error(`buying a number answered ${bought.status}: ${bought.text}`);
         return { agentId, relay: await RelayClient.connect(service.baseUrl, { agent_id: agentId, runtime: "bench" }, apiKey) };
       }),

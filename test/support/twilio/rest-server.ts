@@ -200,7 +200,9 @@ export class TwilioRest {
             : "+4420794601"
           : null;
     if (!block) return null;
-    return Array.from({ length: 100 }, (_, i) => block + String(i).padStart(2, "0")).filter((n) => !this.sold.has(n));
+    // Like Twilio, a search answers varied numbers, not the same first ones every time.
+    const free = Array.from({ length: 100 }, (_, i) => block + String(i).padStart(2, "0")).filter((n) => !this.sold.has(n));
+    return free.map((n) => ({ n, key: Math.random() })).sort((x, y) => x.key - y.key).map(({ n }) => n);
   }
 
   private createCall(form: Record<string, string | string[]>): [number, unknown] {
