@@ -9,7 +9,8 @@ let api: Api;
 let accountId: string;
 
 beforeAll(async () => {
-  env = await startTwilioService();
+  // Short enough to keep the timeout cases quick, long enough for a loaded machine.
+  env = await startTwilioService({ TWILIO_TIMEOUT_MS: "3000" });
   const account = await createAccount(env.service.core, undefined, { creditMicros: 100_000_000 });
   accountId = account.accountId;
   api = new Api(env.service.baseUrl, account.apiKey);

@@ -56,9 +56,10 @@ function isRestException(error: unknown): error is { status: number; code?: numb
 
 /**
  * Runs one REST request and turns Twilio's failures into the carrier port's: a refusal the
- * client can act on (`CarrierRefusal`, a 4xx naming `field`), or Twilio unavailable
- * (`CarrierUnavailable`: unreachable, timed out, 5xx, rate limited, or refusing the service's
- * credentials). `gone` says what a missing number means for this request.
+ * client can act on (`CarrierRefusal`, a 4xx naming a field: `fields.to` is the number dialled,
+ * for an uncallable destination; `fields.number` the field a gone or unavailable number blames),
+ * or Twilio unavailable (`CarrierUnavailable`: unreachable, timed out, 5xx, rate limited,
+ * refusing the service's credentials, or refusing a request the service built).
  */
 export async function twilioRequest<T>(label: string, request: () => Promise<T>, fields: { to?: string; number?: string } = {}): Promise<T> {
   try {

@@ -18,7 +18,7 @@ export async function startTwilioService(
   const twilio = options.twilio ?? (await TwilioStandIn.start(options));
   const port = await freePort();
   const service = await startTestService({
-    env: { ...twilio.env(`http://127.0.0.1:${port}`), PORT: String(port), SIGNUP_CREDIT_USD: "5.00", TWILIO_TIMEOUT_MS: "1000", TURN_TIMEOUT_MS: "60000", ...env },
+    env: { ...twilio.env(`http://127.0.0.1:${port}`), PORT: String(port), SIGNUP_CREDIT_USD: "5.00", TURN_TIMEOUT_MS: "60000", ...env },
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
   });
   return {
