@@ -87,12 +87,14 @@ async function main() {
           if (paceMs > 0) await new Promise((r) => setTimeout(r, Math.random() * paceMs));
           for (let turn = 0; turn < TURNS_PER_CALL; turn++) {
             const turnStarted = performance.now();
-            const seen = relay.events().length;
+            // The agents' sockets are reused run after run: earlier calls' ends arrive too.
+            const isTurn = (e: { event_type?: string }) => e.event_type === "call.utterance";
+            const seen = relay.events().filter(isTurn).length;
             const t0 = performance.now();
             leg.say(`turn ${turn}`);
-            const [event] = (await relay.waitForEvents(seen + 1, () => true, 30_000)).slice(seen);
+            const [event] = (await relay.waitForEvents(seen + 1, isTurn, 30_000)).slice(seen);
             toRelay.push(performance.now() - t0);
-            relay.ack(event!.event_id);
+            relay.ack(...relay.events().map((e) => e.event_id as string));
             const t1 = performance.now();
             const res = await fetch(event!.push_context_url, {
               method: "POST",
