@@ -68,6 +68,8 @@ async function main() {
         return { agentId, relay: await RelayClient.connect(service.baseUrl, { agent_id: agentId, runtime: "bench" }, apiKey) };
       }),
     );
+    // How many of each socket's events have been acknowledged (each is acknowledged once).
+    const acked = new Map(agents.map(({ relay }) => [relay, 0]));
     for (const { calls, paceMs } of runs) {
       // A live call per agent, whose ConversationRelay socket the stand-in holds.
       const lines = await Promise.all(
@@ -94,7 +96,9 @@ async function main() {
             leg.say(`turn ${turn}`);
             const [event] = (await relay.waitForEvents(seen + 1, isTurn, 30_000)).slice(seen);
             toRelay.push(performance.now() - t0);
-            relay.ack(...relay.events().map((e) => e.event_id as string));
+            const fresh = relay.events().slice(acked.get(relay) ?? 0);
+            acked.set(relay, acked.get(relay)! + fresh.length);
+            relay.ack(...fresh.map((e) => e.event_id as string));
             const t1 = performance.now();
             const res = await fetch(event!.push_context_url, {
               method: "POST",
