@@ -109,7 +109,7 @@ function dataDirInUseAdvice(error: DataDirInUseError): string {
   ].join("\n  ");
 }
 
-/** Adds `serve`, `mcp` and `admin` (credit, api-key) to the program. */
+/** Adds `serve`, `mcp` and `admin` (credit, api-key, carrier-check) to the program. */
 export function addServiceCommands(program: Command): void {
   program
     .command("serve", { isDefault: true })
@@ -144,6 +144,16 @@ export function addServiceCommands(program: Command): void {
         }),
       ),
     "agentline admin api-key",
+  );
+  prefixErrors(
+    admin
+      .command("carrier-check")
+      .description("check the carrier's credentials and print the webhook URLs it will call (no database needed)")
+      .action(async () => {
+        const [{ loadConfig }, { carrierCheck }] = await Promise.all([import("../core/config.js"), import("./carrier-check.js")]);
+        await carrierCheck(loadConfig(process.env));
+      }),
+    "agentline admin carrier-check",
   );
 }
 

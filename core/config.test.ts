@@ -45,6 +45,46 @@ describe("loadConfig", () => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${name} is required`));
   });
 
+  const twilio = { CARRIER: "twilio", TWILIO_ACCOUNT_SID: "AC" + "a".repeat(32), TWILIO_AUTH_TOKEN: "b".repeat(32), BASE_URL: "https://line.example.com" };
+
+  it("reads the Twilio carrier's settings, with no signup credit by default", () => {
+    expect(loadConfig(twilio)).toMatchObject({
+      carrier: "twilio",
+      signupCreditUsd: "0",
+      baseUrl: "https://line.example.com",
+      twilio: { accountSid: twilio.TWILIO_ACCOUNT_SID, authToken: twilio.TWILIO_AUTH_TOKEN, apiKey: undefined, apiUrl: "https://api.twilio.com", timeoutMs: 8000 },
+    });
+    const withKey = loadConfig({ ...twilio, TWILIO_API_KEY_SID: "SK" + "c".repeat(32), TWILIO_API_KEY_SECRET: "s".repeat(32), TWILIO_API_URL: "http://127.0.0.1:9/" });
+    expect(withKey.twilio).toMatchObject({ apiKey: { sid: "SK" + "c".repeat(32), secret: "s".repeat(32) }, apiUrl: "http://127.0.0.1:9" });
+    expect(loadConfig({}).twilio).toBeUndefined();
+  });
+
+  it("allows plain http for BASE_URL only on a loopback host with Twilio", () => {
+    expect(loadConfig({ ...twilio, BASE_URL: "http://127.0.0.1:8080" }).baseUrl).toBe("http://127.0.0.1:8080");
+    expect(loadConfig({ ...twilio, BASE_URL: "http://localhost:8080" }).baseUrl).toBe("http://localhost:8080");
+    expect(() => loadConfig({ ...twilio, BASE_URL: "http://line.example.com" })).toThrow(/^Invalid configuration: BASE_URL="http:\/\/line.example.com": must be https/);
+  });
+
+  it.each([
+    ["TWILIO_ACCOUNT_SID", { TWILIO_ACCOUNT_SID: undefined }],
+    ["TWILIO_AUTH_TOKEN", { TWILIO_AUTH_TOKEN: undefined }],
+    ["BASE_URL", { BASE_URL: undefined }],
+    ["TWILIO_API_KEY_SECRET", { TWILIO_API_KEY_SID: "SK" + "c".repeat(32) }],
+    ["TWILIO_API_KEY_SID", { TWILIO_API_KEY_SECRET: "s".repeat(32) }],
+  ])("refuses CARRIER=twilio without %s", (name, change) => {
+    expect(() => loadConfig({ ...twilio, ...change })).toThrow(new RegExp(`^Invalid configuration: ${name} is required`));
+  });
+
+  it.each([
+    ["TWILIO_ACCOUNT_SID", "SK" + "a".repeat(32)],
+    ["TWILIO_AUTH_TOKEN", "token"],
+    ["TWILIO_API_KEY_SID", "AC" + "a".repeat(32)],
+    ["TWILIO_API_URL", "ftp://twilio"],
+    ["TWILIO_TIMEOUT_MS", "10"],
+  ])("stops with one line naming a malformed %s", (name, value) => {
+    expect(() => loadConfig({ ...twilio, [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name}=`));
+  });
+
   it("treats empty strings as unset", () => {
     expect(loadConfig({ PORT: "", DATABASE_URL: "" })).toMatchObject({ port: 8080, databaseUrl: undefined });
   });

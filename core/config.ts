@@ -63,7 +63,15 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./.data"),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, "expected an smtp:// or smtps:// URL").optional(),
   MAIL_FROM: z.string().min(3).default("agentline <no-reply@agentline.localhost>"),
-  CARRIER: z.enum(["sandbox"], { error: "only the sandbox carrier is in this build" }).default("sandbox"),
+  CARRIER: z.enum(["sandbox", "twilio"], { error: "expected sandbox or twilio" }).default("sandbox"),
+  // The Twilio carrier (DESIGN §6a). The auth token is needed even with an API key: it is what
+  // Twilio signs its webhooks with.
+  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, "expected AC followed by 32 hexadecimal digits").optional(),
+  TWILIO_AUTH_TOKEN: z.string().regex(/^[0-9a-fA-F]{32}$/, "expected 32 hexadecimal digits (the account's auth token)").optional(),
+  TWILIO_API_KEY_SID: z.string().regex(/^SK[0-9a-fA-F]{32}$/, "expected SK followed by 32 hexadecimal digits").optional(),
+  TWILIO_API_KEY_SECRET: z.string().regex(/^[0-9A-Za-z]{16,64}$/, "expected the API key's secret (16 to 64 letters and digits)").optional(),
+  TWILIO_API_URL: z.url({ protocol: /^https?$/ }).default("https://api.twilio.com"),
+  TWILIO_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
   ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
   SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   PAYMENTS_MODE: z.enum(["local", "chain", "facilitator"]).default("local"),
@@ -119,7 +127,9 @@ export interface Config {
   dataDir: string;
   smtpUrl: string | undefined;
   mailFrom: string;
-  carrier: "sandbox";
+  carrier: "sandbox" | "twilio";
+  /** Set exactly when `carrier` is `twilio`. */
+  twilio: TwilioConfig | undefined;
   allowPrivateWebhooks: boolean;
   secretKey: string | undefined;
   paymentsMode: "local" | "chain" | "facilitator";
@@ -182,6 +192,19 @@ export interface AgentIdSettings {
   sessionTtlS: number;
 }
 
+/** What the Twilio carrier needs: REST credentials, the key its signatures are checked with, where its API is. */
+export interface TwilioConfig {
+  accountSid: string;
+  /** Signs Twilio's webhooks; also the REST password when no API key is set. */
+  authToken: string;
+  /** REST credentials other than the auth token (both or neither). */
+  apiKey: { sid: string; secret: string } | undefined;
+  /** Twilio's REST API (a loopback stand-in in tests), no trailing slash. */
+  apiUrl: string;
+  /** How long one REST request may take before Twilio counts as unavailable. */
+  timeoutMs: number;
+}
+
 /** Raised when the environment is invalid; its message is one line naming the variable. */
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -208,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   for (const name of ["AGENTID_CLIENT_ID", "AGENTID_CLIENT_SECRET"] as const) {
     if (e[name] && !e.AGENTID_ISSUER) throw new ConfigError(`Invalid configuration: ${name} is set but AGENTID_ISSUER is not (set both, or neither)`);
   }
+  const twilio = e.CARRIER === "twilio" ? twilioConfig(e, missing) : undefined;
   return {
     port: e.PORT,
     host: e.HOST,
@@ -217,6 +241,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     carrier: e.CARRIER,
+    twilio,
     allowPrivateWebhooks: e.ALLOW_PRIVATE_WEBHOOKS,
     secretKey: e.SECRET_KEY,
     paymentsMode: e.PAYMENTS_MODE,
@@ -261,6 +286,34 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       : undefined,
   };
 }
+
+type Env = z.infer<typeof EnvSchema>;
+
+/**
+ * CARRIER=twilio: the credentials, and a public BASE_URL that Twilio can reach and sign (https;
+ * plain http is allowed only for a loopback host, which only a local stand-in can call).
+ */
+function twilioConfig(e: Env, missing: (name: string, why: string) => ConfigError): TwilioConfig {
+  if (!e.TWILIO_ACCOUNT_SID) throw missing("TWILIO_ACCOUNT_SID", "with CARRIER=twilio");
+  if (!e.TWILIO_AUTH_TOKEN) throw missing("TWILIO_AUTH_TOKEN", "with CARRIER=twilio (it checks Twilio's signatures, even with an API key)");
+  if (e.TWILIO_API_KEY_SID && !e.TWILIO_API_KEY_SECRET) throw missing("TWILIO_API_KEY_SECRET", "with TWILIO_API_KEY_SID");
+  if (e.TWILIO_API_KEY_SECRET && !e.TWILIO_API_KEY_SID) throw missing("TWILIO_API_KEY_SID", "with TWILIO_API_KEY_SECRET");
+  if (!e.BASE_URL) throw missing("BASE_URL", "with CARRIER=twilio (the public https URL Twilio calls back)");
+  const base = new URL(e.BASE_URL);
+  if (base.protocol !== "https:" && !LOOPBACK_HOSTS.test(base.hostname)) {
+    throw new ConfigError(`Invalid configuration: BASE_URL=${JSON.stringify(e.BASE_URL)}: must be https with CARRIER=twilio (http only for a loopback host)`);
+  }
+  if (base.search || base.hash) throw new ConfigError(`Invalid configuration: BASE_URL=${JSON.stringify(e.BASE_URL)}: must not carry a query or fragment`);
+  return {
+    accountSid: e.TWILIO_ACCOUNT_SID,
+    authToken: e.TWILIO_AUTH_TOKEN,
+    apiKey: e.TWILIO_API_KEY_SID ? { sid: e.TWILIO_API_KEY_SID, secret: e.TWILIO_API_KEY_SECRET! } : undefined,
+    apiUrl: e.TWILIO_API_URL.replace(/\/+$/, ""),
+    timeoutMs: e.TWILIO_TIMEOUT_MS,
+  };
+}
+
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
 function parseTrustProxy(value: string | undefined): boolean | number | string {
   if (value === undefined || value === "false" || value === "0") return false;

@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   conflict: { status: 409, title: "Conflict", when: "The state of the resource does not allow the request." },
   cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The key authenticating a revoke request names itself." },
   no_numbers_available: { status: 409, title: "No numbers available", when: "The carrier has no number matching the request (country, type, area code); try another area code." },
+  number_unavailable: { status: 409, title: "Number unavailable", when: "The carrier no longer has the number: it was taken by someone else, or removed from the carrier account." },
   number_in_use: { status: 409, title: "Number in use", when: "The phone number is already on the service, or was released from it (released numbers are never reused)." },
   number_released: { status: 409, title: "Number released", when: "The number has been released; releasing is permanent, so it can be neither released again nor reassigned." },
   number_not_in_service: { status: 409, title: "Number not in service", when: "A sandbox call or text was sent to a number that no agent answers (unassigned)." },
@@ -38,6 +39,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, title: "Unsupported media type", when: "The request body is not JSON." },
   rate_limited: { status: 429, title: "Too many requests", when: "Too many requests; `Retry-After` says when to try again." },
   internal_error: { status: 500, title: "Internal server error", when: "Something unexpected failed; the log has the detail under the request id." },
+  carrier_unavailable: { status: 502, title: "Carrier unavailable", when: "The telephone carrier (Twilio) could not be reached, failed, timed out or refused the service's credentials; nothing was charged or changed, so the request can be retried." },
   service_unavailable: { status: 503, title: "Service unavailable", when: "A dependency (database, mail server, the AgentID identity provider) is unavailable right now." },
 } as const satisfies Record<string, { status: number; title: string; when: string }>;
 

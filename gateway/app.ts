@@ -1,5 +1,6 @@
 import express, { type Express } from "express";
 import type { Core } from "../core/context.js";
+import { carrierWebhooks } from "./http/carrier-webhooks.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
 import { mountRoutes, type Route } from "./http/route.js";
@@ -14,6 +15,7 @@ export function createApp(core: Core, routes: Route[]): Express {
   const router = express.Router();
   mountRoutes(router, routes, core);
   app.use(router);
+  app.use(carrierWebhooks(core));
   app.use(routeNotFound(routes));
   app.use(problemHandler(core.logger));
   return app;

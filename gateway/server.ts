@@ -5,6 +5,7 @@ import type { Core } from "../core/context.js";
 import { createCore, type CreateCoreOptions } from "../core/create-core.js";
 import { createApp } from "./app.js";
 import { allRoutes } from "./routes/all-routes.js";
+import { carrierSocketRoutes } from "./ws/carrier-sockets.js";
 import { relayRoute } from "./ws/relay.js";
 import { softphoneRoute } from "./ws/softphone.js";
 import { attachUpgrades } from "./ws/upgrades.js";
@@ -27,7 +28,8 @@ export async function startServer(config: Config, options: CreateCoreOptions): P
   const core = await createCore(config, options);
   const app = createApp(core, allRoutes(config));
   const server = createServer(app);
-  const sockets = [relayRoute(core), ...(config.carrier === "sandbox" ? [softphoneRoute(core)] : [])];
+  // Each carrier's own sockets: the sandbox's softphone, or Twilio's ConversationRelay.
+  const sockets = [relayRoute(core), ...(config.carrier === "sandbox" ? [softphoneRoute(core)] : []), ...carrierSocketRoutes(core)];
   attachUpgrades(server, sockets, core.logger);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -30,6 +30,7 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   conflict: "Read the resource's current state (its get_ tool) and decide again.",
   cannot_revoke_current_key: "Revoke it with another key.",
   no_numbers_available: "Call buy_number again with another area_code, or without one.",
+  number_unavailable: "The carrier no longer has that number: buy_number gets another, or release_number drops the one that is gone.",
   number_in_use: "Choose another number: this one is already on the service or was released from it.",
   number_released: "A released number is gone for good; buy_number gets a new one.",
   number_not_in_service: "Use a number an agent answers: list_numbers shows them, reassign_number gives one an agent.",
@@ -46,6 +47,7 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   unsupported_media_type: "Send the arguments as a JSON object.",
   rate_limited: (error) => `Wait ${String(error.extra.retry_after ?? error.headers["Retry-After"] ?? "a few")} seconds, then try again.`,
   internal_error: TRY_LATER,
+  carrier_unavailable: "The telephone carrier did not answer; nothing was charged or changed. Try the same call again in a minute.",
   service_unavailable: TRY_LATER,
 };
 

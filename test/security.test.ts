@@ -3,6 +3,9 @@ import { allRoutes } from "../gateway/routes/all-routes.js";
 import { createAccount, type TestAccount } from "./support/accounts.js";
 import { Api } from "./support/api.js";
 import { startTestService, type TestService } from "./support/service.js";
+import { RelayLeg } from "./support/twilio/relay-leg.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService } from "./support/twilio/service.js";
+import { twilioSignature } from "./support/twilio/signing.js";
 
 let service: TestService;
 let alice: TestAccount;
@@ -91,5 +94,85 @@ describe("tenancy", () => {
     const missing = await mallorys.get("/v1/agents/agt_00000000000000000000000000");
     expect(missing.status).toBe(404);
     expect(missing.body.detail).toMatch(/^No agent with id "agt_0+" exists on this account\.$/);
+  });
+});
+
+// The Twilio carrier's endpoints are the carrier's: only a request Twilio signed with the
+// account's auth token, for the exact URL it called, gets any effect. Anything else is a 403
+// that changes nothing and emits nothing.
+describe("the Twilio carrier's webhooks and ConversationRelay socket", () => {
+  let twilioEnv: TwilioTestService;
+  let api: Api;
+  let line: { agentId: string; phoneNumber: string; callId: string; callSid: string };
+
+  beforeAll(async () => {
+    twilioEnv = await startTwilioService();
+    api = new Api(twilioEnv.service.baseUrl, (await createAccount(twilioEnv.service.core)).apiKey);
+    const { agentId, phoneNumber } = await agentWithTwilioNumber(api);
+    const { callId, callSid } = await connectedTwilioCall(api, twilioEnv.twilio, agentId);
+    line = { agentId, phoneNumber, callId, callSid };
+  });
+  afterAll(() => twilioEnv?.stop());
+
+  /** Everything a forged request could change or emit. */
+  const state = async () => ({
+    calls: (await api.get("/v1/calls", { query: { agent_id: line.agentId } })).body.data,
+    messages: (await api.get("/v1/messages", { query: { agent_id: line.agentId } })).body.data,
+    transcript: (await api.get(`/v1/calls/${line.callId}/transcript`)).body,
+    events: (await api.get("/v1/events/peek", { query: { agent_id: line.agentId } })).body.data,
+    balance: (await api.get("/v1/billing/balance")).body.balance,
+  });
+
+  const requests = () => {
+    const base = twilioEnv.service.baseUrl;
+    const common = { AccountSid: twilioEnv.twilio.accountSid, ApiVersion: "2010-04-01", From: "+14155550177", To: line.phoneNumber };
+    return [
+      { label: "voice webhook", url: `${base}/twilio/voice`, params: { ...common, CallSid: "CA" + "1".repeat(32), CallStatus: "ringing", Direction: "inbound" } },
+      { label: "status callback", url: `${base}/twilio/status?call_id=${line.callId}`, params: { ...common, CallSid: line.callSid, CallStatus: "completed", CallDuration: "5" } },
+      { label: "messaging webhook", url: `${base}/twilio/sms`, params: { ...common, MessageSid: "SM" + "1".repeat(32), Body: "forged", NumMedia: "0" } },
+    ];
+  };
+
+  it("refuses unsigned, wrongly signed, replayed-elsewhere and tampered webhooks with 403, changing nothing", async () => {
+    const before = await state();
+    const standIn = twilioEnv.twilio;
+    for (const { label, url, params } of requests()) {
+      const otherUrl = url.replace(/\/twilio\/\w+/, "/twilio/elsewhere");
+      const attempts = [
+        await standIn.post(url, params, { signature: null }),
+        await standIn.post(url, params, { signature: twilioSignature("0".repeat(32), url, params) }),
+        await standIn.post(url, params, { signature: twilioSignature(standIn.authToken, otherUrl, params) }),
+        await standIn.post(url, { ...params, From: "+14155550100" }, { signature: twilioSignature(standIn.authToken, url, params) }),
+      ];
+      for (const res of attempts) {
+        expect(res.status, label).toBe(403);
+        expect(JSON.parse(res.text)).toMatchObject({ code: "forbidden", status: 403 });
+      }
+    }
+    expect(await state()).toEqual(before);
+  });
+
+  it("refuses a correctly signed webhook for another Twilio account (403)", async () => {
+    const before = await state();
+    for (const { url, params } of requests()) expect((await twilioEnv.twilio.post(url, { ...params, AccountSid: "AC" + "9".repeat(32) })).status).toBe(403);
+    expect(await state()).toEqual(before);
+  });
+
+  it("refuses a relay handshake without Twilio's signature (403): no socket, no turn", async () => {
+    const before = await state();
+    const url = `${twilioEnv.service.baseUrl.replace(/^http/, "ws")}/twilio/relay/${line.callId}`;
+    for (const signature of [null, twilioSignature("0".repeat(32), url), twilioSignature(twilioEnv.twilio.authToken, url + "x")]) {
+      await expect(RelayLeg.connect(url, twilioEnv.twilio.authToken, { signature })).rejects.toMatchObject({ status: 403 });
+    }
+    expect(await state()).toEqual(before);
+  });
+
+  it("mounts only the active carrier's endpoints", async () => {
+    const sandboxApi = new Api(service.baseUrl, alice.apiKey);
+    expect((await sandboxApi.request("POST", "/twilio/voice", { unchecked: true })).status).toBe(404);
+    expect((await api.post("/v1/sandbox/inbound/calls", { to_number: line.phoneNumber, from_number: "+14155550177" })).status).toBe(404);
+    await expect(RelayLeg.connect(`${service.baseUrl.replace(/^http/, "ws")}/twilio/relay/${line.callId}`, twilioEnv.twilio.authToken)).rejects.toMatchObject({ status: 404 });
+    const { body } = await api.get("/openapi.json");
+    expect(Object.keys(body.paths).filter((p) => p.startsWith("/v1/sandbox") || p.startsWith("/twilio"))).toEqual([]);
   });
 });

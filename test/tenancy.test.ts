@@ -3,6 +3,8 @@ import { createAccount } from "./support/accounts.js";
 import { Api } from "./support/api.js";
 import { startTestService, type TestService } from "./support/service.js";
 import { agentWithNumber, answeredCall } from "./support/telephony.js";
+import { RelayLeg } from "./support/twilio/relay-leg.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "./support/twilio/service.js";
 
 // Mallory holds a valid key of her own and Alice's ids. Every route must answer her 404, exactly
 // as if the ids did not exist, and change nothing of Alice's.
@@ -63,5 +65,52 @@ describe("another account's ids answer 404", () => {
     expect((await alice.get("/v1/events/peek", { query: { agent_id: ids.agentId } })).body.data.map((e: any) => e.event_type)).toEqual(["call.utterance", "sms.received"]);
     expect((await alice.get("/v1/messages")).body.data).toHaveLength(1);
     expect((await alice.post(`/v1/calls/${ids.callId}/context`, { text: "mine" }, { query: { turn_id: ids.turnId } })).status).toBe(200);
+  });
+});
+
+// On Twilio, a call is reached by ids Twilio signed: a report or a socket that names one call
+// can never act on another account's call, even when it is genuinely from Twilio.
+describe("Twilio: one call's carrier ids never reach another call", () => {
+  let env: TwilioTestService;
+  let alices: Api;
+  let mallorys: Api;
+  let alice: { agentId: string; callId: string; callSid: string; leg: RelayLeg };
+  let mallory: { agentId: string; callId: string; callSid: string; leg: RelayLeg };
+
+  beforeAll(async () => {
+    env = await startTwilioService();
+    alices = new Api(env.service.baseUrl, (await createAccount(env.service.core)).apiKey);
+    mallorys = new Api(env.service.baseUrl, (await createAccount(env.service.core)).apiKey);
+    const a = (await agentWithTwilioNumber(alices)).agentId;
+    alice = { agentId: a, ...(await connectedTwilioCall(alices, env.twilio, a)) };
+    const m = (await agentWithTwilioNumber(mallorys)).agentId;
+    mallory = { agentId: m, ...(await connectedTwilioCall(mallorys, env.twilio, m, "+14155550143")) };
+  });
+  afterAll(() => env?.stop());
+
+  it("answers Mallory 404 on Alice's Twilio call", async () => {
+    for (const res of [
+      await mallorys.get(`/v1/calls/${alice.callId}`),
+      await mallorys.post(`/v1/calls/${alice.callId}/hangup`),
+      await mallorys.get(`/v1/calls/${alice.callId}/transcript`),
+    ]) expect(res.status).toBe(404);
+    expect((await alices.get(`/v1/calls/${alice.callId}`)).body.status).toBe("in-progress");
+  });
+
+  it("ignores a status callback naming Alice's call with Mallory's CallSid", async () => {
+    const forged = { ...env.twilio.calls.get(mallory.callSid)!, statusCallback: `${env.service.baseUrl}/twilio/status?call_id=${alice.callId}` };
+    expect((await env.twilio.statusCallback(forged, "completed")).status).toBe(204);
+    expect((await alices.get(`/v1/calls/${alice.callId}`)).body.status).toBe("in-progress");
+    expect((await mallorys.get(`/v1/calls/${mallory.callId}`)).body.status).toBe("in-progress");
+  });
+
+  it("closes a relay socket of Alice's call whose setup names Mallory's call, and takes no turn from it", async () => {
+    const url = `${env.service.baseUrl.replace(/^http/, "ws")}/twilio/relay/${alice.callId}`;
+    const leg = await RelayLeg.connect(url, env.twilio.authToken);
+    leg.setup({ callSid: mallory.callSid, accountSid: env.twilio.accountSid, from: "+1", to: "+1", direction: "outbound-api", parameters: { call_id: mallory.callId } });
+    expect((await leg.closed).code).toBe(1008);
+    alice.leg.say("Only Alice's caller speaks here");
+    await waitFor(async () => (await alices.get(`/v1/calls/${alice.callId}/transcript`)).body.length === 1);
+    expect((await mallorys.get(`/v1/calls/${mallory.callId}/transcript`)).body).toEqual([]);
   });
 });

@@ -64,6 +64,10 @@ export async function renewLeases(core: Core): Promise<NumberRow[]> {
     }
     return gone;
   });
-  for (const number of released) await core.carrier.releaseNumber({ phoneNumber: number.phoneNumber, carrierRef: number.carrierRef });
+  for (const number of released) {
+    await core.carrier.releaseNumber({ phoneNumber: number.phoneNumber, carrierRef: number.carrierRef }).catch((error: unknown) =>
+      core.logger.error({ err: error, number_id: number.numberId, phone_number: number.phoneNumber }, "a released number could not be handed back to the carrier; release it there by hand"),
+    );
+  }
   return released;
 }

@@ -1,4 +1,4 @@
-import type { CarrierSignals, EndedBy } from "../carrier/carrier.js";
+import type { CarrierSignals, EndedBy, StatusReport } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
@@ -22,8 +22,8 @@ export class CallEngine implements CarrierSignals {
     return receiveInboundCall(this.core, call);
   }
 
-  async callStatus(callId: string, status: CallStatus, endedBy?: EndedBy): Promise<void> {
-    await applyCallStatus(this.core, callId, status, endedBy);
+  async callStatus(callId: string, status: CallStatus, endedBy?: EndedBy, report: StatusReport = {}): Promise<void> {
+    await applyCallStatus(this.core, callId, status, endedBy, { durationSeconds: report.durationSeconds });
   }
 
   async callerUtterance(callId: string, text: string, input: "speech" | "dtmf" = "speech") {

@@ -29,24 +29,39 @@ export function transcriptUrl(core: Core, callId: string): string {
   return `${core.baseUrl}/v1/calls/${callId}/transcript`;
 }
 
+// A call only moves forward: queued, ringing, in-progress, then one of the ends.
+const PROGRESS: Record<CallStatus, number> = { queued: 0, ringing: 1, "in-progress": 2, completed: 3, busy: 3, "no-answer": 3, failed: 3, canceled: 3 };
+
 /**
- * Moves a call to a new status, with its events, in one transaction. Reports about a call that
- * has already ended are ignored (carriers repeat themselves), and a call ended before it was
- * answered is `canceled`, not `completed`. Returns the updated row, or null when nothing changed.
+ * Moves a call to a new status, with its events, in one transaction. Carriers repeat themselves
+ * and report out of order: a report that would not move the call forward (a repeat, a `ringing`
+ * after the answer, anything after the end) changes nothing. A call ended before it was answered
+ * is `canceled`, not `completed`, unless the carrier measured talk time (`durationSeconds`), which
+ * proves it was answered (its answer report was lost or is late). That measured time, when given,
+ * is the call's duration and its bill. Returns the updated row, or null when nothing changed.
  */
-export async function applyCallStatus(core: Core, callId: string, status: CallStatus, endedBy?: EndedBy, options: { at?: Date } = {}): Promise<CallRow | null> {
+export async function applyCallStatus(
+  core: Core,
+  callId: string,
+  status: CallStatus,
+  endedBy?: EndedBy,
+  options: { at?: Date; durationSeconds?: number | undefined } = {},
+): Promise<CallRow | null> {
   const updated = await core.db.transaction(async (tx) => {
     const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
-    if (!call || TERMINAL_STATUSES.has(call.status) || call.status === status) return null;
-    const next: CallStatus = status === "completed" && !call.answeredAt ? "canceled" : status;
+    if (!call || PROGRESS[status] <= PROGRESS[call.status]) return null;
+    const measured = options.durationSeconds;
     // `at`: when it really happened (a call that ran out of money ends when its paid time did).
     const now = options.at ?? core.now();
+    const answeredAt = call.answeredAt ?? (status === "completed" && measured ? new Date(now.getTime() - measured * 1000) : null);
+    const next: CallStatus = status === "completed" && !answeredAt ? "canceled" : status;
     const changes: Partial<CallRow> = { status: next, updatedAt: now };
     if (next === "in-progress") changes.answeredAt = now;
+    else if (answeredAt && !call.answeredAt) changes.answeredAt = answeredAt;
     if (TERMINAL_STATUSES.has(next)) {
       changes.endedAt = now;
       changes.endedBy = endedBy ?? "carrier";
-      changes.durationSeconds = call.answeredAt ? Math.ceil((now.getTime() - call.answeredAt.getTime()) / 1000) : 0;
+      changes.durationSeconds = !answeredAt ? 0 : (measured ?? Math.ceil((now.getTime() - answeredAt.getTime()) / 1000));
     }
     let [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
     if (next === "in-progress") await startCallBilling(core, tx, row!);

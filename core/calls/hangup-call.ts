@@ -11,5 +11,5 @@ import { TERMINAL_STATUSES } from "./schemas.js";
 export async function hangupCall(core: Core, call: CallRow, endedBy: EndedBy, at?: Date): Promise<void> {
   if (TERMINAL_STATUSES.has(call.status)) return;
   const ended = await applyCallStatus(core, call.callId, "completed", endedBy, at ? { at } : {});
-  if (ended) await core.carrier.hangupCall({ callId: call.callId, carrierRef: call.carrierRef });
+  if (ended) await core.carrier.hangupCall({ callId: call.callId, carrierRef: ended.carrierRef, status: ended.status });
 }

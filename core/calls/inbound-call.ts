@@ -6,6 +6,7 @@ import type { Core } from "../context.js";
 import { agents } from "../db/schema/agents.js";
 import { calls } from "../db/schema/calls.js";
 import { numbers } from "../db/schema/numbers.js";
+import type { Transaction } from "../db/database.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
@@ -15,11 +16,21 @@ import { sessionKey } from "./turns.js";
 
 /**
  * A call arriving on a number: the agent that owns the number answers at once and hears
- * `call.received`. A number with no agent (or no longer active) is not in service.
+ * `call.received`. A number with no agent (or no longer active) is not in service. The carrier's
+ * id of the call is unique: a carrier repeating its report of the same call (a retried webhook,
+ * in any process) gets the call it already has, never a second one.
  */
 export async function receiveInboundCall(core: Core, call: { to: string; from: string; carrierRef: string }): Promise<InboundCallDecision> {
   const now = core.now();
+  let repeated = false;
+  const sameCall = async (tx: Transaction): Promise<InboundCallDecision | null> => {
+    const [known] = await tx.select({ callId: calls.callId }).from(calls).where(eq(calls.carrierRef, call.carrierRef));
+    repeated = known !== undefined;
+    return known ? { accepted: true, callId: known.callId } : null;
+  };
   const decision = await core.db.transaction(async (tx): Promise<InboundCallDecision> => {
+    const known = await sameCall(tx);
+    if (known) return known;
     const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, call.to), eq(numbers.status, "active")));
     if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
     const rate = callRate(core, "inbound");
@@ -44,7 +55,9 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
       answeredAt: now,
       createdAt: now,
       updatedAt: now,
-    }).returning();
+    }).onConflictDoNothing({ target: calls.carrierRef }).returning();
+    // The same report arriving twice at once: the other one recorded the call.
+    if (!row) return (await sameCall(tx))!;
     await startCallBilling(core, tx, row!);
     await recordEvent(
       core,
@@ -68,6 +81,6 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
     );
     return { accepted: true, callId };
   });
-  if (decision.accepted) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: decision.callId, status: "in-progress" });
+  if (decision.accepted && !repeated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: decision.callId, status: "in-progress" });
   return decision;
 }

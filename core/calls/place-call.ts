@@ -1,6 +1,7 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, isNull } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import { callRate, requireFirstMinute } from "../billing/call-billing.js";
+import { carrierFailure } from "../carrier/carrier-errors.js";
 import type { Core } from "../context.js";
 import { calls } from "../db/schema/calls.js";
 import { numbers } from "../db/schema/numbers.js";
@@ -13,7 +14,8 @@ import { loadCall, presentCall } from "./call-records.js";
 /**
  * Places an outbound call from the agent's number (its oldest active one), if the balance covers
  * the first minute (402 otherwise). The call is recorded as queued before the carrier is asked,
- * so its progress reports always find it; talk time is paid from the moment it is answered.
+ * so its progress reports always find it; talk time is paid from the moment it is answered. A
+ * carrier that refuses (422 `to_number`, 409 number gone) or cannot be reached (502) leaves no call.
  */
 export async function placeCall(core: Core, accountId: string, input: { agent_id: string; to_number: string }) {
   const call = await core.db.transaction(async (tx) => {
@@ -51,8 +53,20 @@ export async function placeCall(core: Core, accountId: string, input: { agent_id
     const { carrierRef } = await core.carrier.placeCall({ callId: call.callId, from: call.fromNumber, to: call.toNumber, voiceId: call.voiceId });
     await core.db.update(calls).set({ carrierRef }).where(eq(calls.callId, call.callId));
   } catch (error) {
-    core.logger.error({ err: error, call_id: call.callId }, "carrier refused the call");
-    await applyCallStatus(core, call.callId, "failed", "carrier");
+    const failure = carrierFailure(error, "to_number");
+    if (failure instanceof AppError) {
+      // The carrier refused or could not be reached: no call was placed, so none is recorded.
+      // (Nothing was charged either: talk time is paid from the answer.) A report that arrived
+      // meanwhile means the carrier did place it after all; then the call stands.
+      const [dropped] = await core.db
+        .delete(calls)
+        .where(and(eq(calls.callId, call.callId), eq(calls.status, "queued"), isNull(calls.carrierRef)))
+        .returning({ callId: calls.callId });
+      if (dropped) throw failure;
+    } else {
+      core.logger.error({ err: error, call_id: call.callId }, "carrier refused the call");
+      await applyCallStatus(core, call.callId, "failed", "carrier");
+    }
   }
   return presentCall(await loadCall(core.db, accountId, call.callId));
 }

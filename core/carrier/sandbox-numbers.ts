@@ -19,12 +19,12 @@ function nanpBlock(request: NumberRequest): Block {
   const { areaCode, numberType } = request;
   if (numberType === "toll_free") {
     if (areaCode && !NANP_TOLL_FREE.includes(areaCode)) {
-      throw new CarrierRefusal("unsupported", `area_code ${areaCode} is not a toll-free code; use one of ${NANP_TOLL_FREE.join(", ")}`);
+      throw new CarrierRefusal("unsupported", `area_code ${areaCode} is not a toll-free code; use one of ${NANP_TOLL_FREE.join(", ")}`, "area_code");
     }
     return { prefix: `+1${areaCode ?? pick(NANP_TOLL_FREE)}55501`, digits: 2 };
   }
   if (areaCode && (!/^[2-9]\d\d$/.test(areaCode) || NANP_TOLL_FREE.includes(areaCode) || /^[2-9]11$/.test(areaCode))) {
-    throw new CarrierRefusal("unsupported", `area_code ${areaCode} is not a geographic North American area code`);
+    throw new CarrierRefusal("unsupported", `area_code ${areaCode} is not a geographic North American area code`, "area_code");
   }
   return { prefix: `+1${areaCode ?? pick(NANP_DEFAULT_AREA_CODES)}55501`, digits: 2 };
 }
@@ -35,7 +35,7 @@ function gbBlock(request: NumberRequest): Block {
   if (numberType === "toll_free") return { prefix: "+448081570", digits: 3 };
   const code = areaCode ?? "20";
   const prefix = GB_LOCAL[code];
-  if (!prefix) throw new CarrierRefusal("unsupported", `area_code ${code} is not offered in GB; use one of ${Object.keys(GB_LOCAL).join(", ")}`);
+  if (!prefix) throw new CarrierRefusal("unsupported", `area_code ${code} is not offered in GB; use one of ${Object.keys(GB_LOCAL).join(", ")}`, "area_code");
   return { prefix, digits: 3 };
 }
 
@@ -51,7 +51,7 @@ export function sandboxBlock(request: NumberRequest): Block {
     case "GB":
       return gbBlock(request);
     default:
-      throw new CarrierRefusal("unsupported", `the sandbox carrier offers numbers in ${SANDBOX_COUNTRIES.join(", ")}, not ${request.country}`);
+      throw new CarrierRefusal("unsupported", `the sandbox carrier offers numbers in ${SANDBOX_COUNTRIES.join(", ")}, not ${request.country}`, "country");
   }
 }
 

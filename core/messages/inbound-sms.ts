@@ -2,20 +2,41 @@ import { and, eq, sql } from "drizzle-orm";
 import { tryCharge } from "../billing/ledger.js";
 import type { InboundSmsDecision } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
+import type { Executor } from "../db/database.js";
 import { conversations } from "../db/schema/conversations.js";
 import { messages } from "../db/schema/messages.js";
 import { numbers } from "../db/schema/numbers.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 
+/** Thrown to roll back a text that another report of the same text recorded first. */
+class AlreadyReceived extends Error {}
+
 /**
  * A text arriving on a number: stored in the thread of the agent and the sender, and announced
  * as `sms.received`, in one transaction. The body is stored and delivered byte for byte as it
- * came; nothing in the service reads meaning into it.
+ * came; nothing in the service reads meaning into it. The carrier's id of the text is unique: a
+ * carrier repeating a text (a retried webhook, in any process) gets the message it already has,
+ * charged and announced once.
  */
-export async function receiveInboundSms(core: Core, sms: { to: string; from: string; text: string }): Promise<InboundSmsDecision> {
+export async function receiveInboundSms(core: Core, sms: { to: string; from: string; text: string; carrierRef: string }): Promise<InboundSmsDecision> {
+  const sameText = async (db: Executor): Promise<InboundSmsDecision | null> => {
+    const [known] = await db.select({ messageId: messages.messageId }).from(messages).where(eq(messages.carrierRef, sms.carrierRef));
+    return known ? { accepted: true, messageId: known.messageId } : null;
+  };
+  try {
+    return await receive(core, sms, sameText);
+  } catch (error) {
+    if (error instanceof AlreadyReceived) return (await sameText(core.db))!;
+    throw error;
+  }
+}
+
+function receive(core: Core, sms: { to: string; from: string; text: string; carrierRef: string }, sameText: (db: Executor) => Promise<InboundSmsDecision | null>) {
   const now = core.now();
   return core.db.transaction(async (tx): Promise<InboundSmsDecision> => {
+    const known = await sameText(tx);
+    if (known) return known;
     const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, sms.to), eq(numbers.status, "active")));
     if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
     const messageId = newId("msg");
@@ -34,7 +55,7 @@ export async function receiveInboundSms(core: Core, sms: { to: string; from: str
         set: { messageCount: sql`${conversations.messageCount} + 1`, lastMessageAt: now, updatedAt: now },
       })
       .returning({ conversationId: conversations.conversationId });
-    await tx.insert(messages).values({
+    const [stored] = await tx.insert(messages).values({
       messageId,
       accountId: number.accountId,
       agentId: number.agentId,
@@ -44,8 +65,10 @@ export async function receiveInboundSms(core: Core, sms: { to: string; from: str
       fromNumber: sms.from,
       toNumber: sms.to,
       text: sms.text,
+      carrierRef: sms.carrierRef,
       createdAt: now,
-    });
+    }).onConflictDoNothing({ target: messages.carrierRef }).returning({ messageId: messages.messageId });
+    if (!stored) throw new AlreadyReceived();
     await recordEvent(
       core,
       tx,

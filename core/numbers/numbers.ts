@@ -3,7 +3,7 @@ import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { loadAgent } from "../agents/agents.js";
 import { charge } from "../billing/ledger.js";
 import { addMonths } from "../billing/months.js";
-import { CarrierRefusal } from "../carrier/carrier.js";
+import { carrierFailure } from "../carrier/carrier-errors.js";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { numbers } from "../db/schema/numbers.js";
@@ -37,16 +37,10 @@ export async function loadNumber(db: Executor, accountId: string, numberId: stri
   return row;
 }
 
-/** A carrier refusal the client can act on becomes a 4xx. */
-function refusalToError(error: unknown): never {
-  if (error instanceof CarrierRefusal) {
-    if (error.reason === "no_numbers_available") throw new AppError("no_numbers_available", error.message);
-    throw new AppError("validation_error", `The request cannot be served: ${error.message}.`, {
-      errors: [{ field: error.message.startsWith("area_code") ? "area_code" : "country", message: error.message }],
-    });
-  }
-  throw error;
-}
+/** A carrier failure becomes a clear 4xx (or a 502 when the carrier cannot be used). */
+const failedAt = (defaultField: string) => (error: unknown): never => {
+  throw carrierFailure(error, defaultField);
+};
 
 async function isTaken(db: Executor, phoneNumber: string): Promise<boolean> {
   const [row] = await db.select({ numberId: numbers.numberId }).from(numbers).where(eq(numbers.phoneNumber, phoneNumber));
@@ -66,7 +60,7 @@ export async function buyNumber(core: Core, accountId: string, input: BuyNumberB
   for (let attempt = 0; attempt < 5; attempt++) {
     const bought = await core.carrier
       .buyNumber({ country: input.country, numberType: input.number_type, areaCode: input.area_code }, (n) => isTaken(core.db, n))
-      .catch(refusalToError);
+      .catch(failedAt("country"));
     const now = core.now();
     const row = await core.db
       .transaction(async (tx) => {
@@ -100,7 +94,9 @@ export async function buyNumber(core: Core, accountId: string, input: BuyNumberB
         return inserted;
       })
       .catch(async (error: unknown) => {
-        await core.carrier.releaseNumber(bought);
+        await core.carrier.releaseNumber(bought).catch((failure: unknown) =>
+          core.logger.error({ err: failure, phone_number: bought.phoneNumber, carrier_ref: bought.carrierRef }, "a number bought but not recorded could not be handed back; release it at the carrier by hand"),
+        );
         throw error;
       });
     if (row) return presentNumber(row);
@@ -166,7 +162,7 @@ export async function attachNumber(core: Core, accountId: string, input: { phone
   await loadAgent(core.db, accountId, input.agent_id);
   const inUse = () => new AppError("number_in_use", `${input.phone_number} is already on the service or was released from it; released numbers are never reused.`);
   if (await isTaken(core.db, input.phone_number)) throw inUse();
-  const attached = await core.carrier.attachNumber(input.phone_number).catch(refusalToError);
+  const attached = await core.carrier.attachNumber(input.phone_number).catch(failedAt("phone_number"));
   const { country, numberType } = describeNumber(input.phone_number);
   const [row] = await core.db
     .insert(numbers)
@@ -186,7 +182,11 @@ export async function attachNumber(core: Core, accountId: string, input: { phone
   return presentNumber(row);
 }
 
-/** Releases a number for good: it stays listed as released and is never sold again. */
+/**
+ * Releases a number for good: it stays listed as released and is never sold again. Recorded
+ * first (so no call or text is taken on it meanwhile), then handed back to the carrier; if the
+ * carrier cannot take it back now, the number is active again and the answer says so (502).
+ */
 export async function releaseNumber(core: Core, accountId: string, numberId: string): Promise<PhoneNumberRecord> {
   const row = await loadNumber(core.db, accountId, numberId);
   const now = core.now();
@@ -196,6 +196,11 @@ export async function releaseNumber(core: Core, accountId: string, numberId: str
     .where(and(eq(numbers.numberId, numberId), eq(numbers.status, "active")))
     .returning();
   if (!released) throw releasedError(row);
-  await core.carrier.releaseNumber({ phoneNumber: released.phoneNumber, carrierRef: released.carrierRef });
+  try {
+    await core.carrier.releaseNumber({ phoneNumber: released.phoneNumber, carrierRef: released.carrierRef });
+  } catch (error) {
+    await core.db.update(numbers).set({ status: "active", releasedAt: null, updatedAt: row.updatedAt }).where(eq(numbers.numberId, numberId));
+    throw carrierFailure(error, "number_id");
+  }
   return presentNumber(released);
 }

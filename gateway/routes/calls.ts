@@ -21,7 +21,7 @@ export const callRoutes = [
     auth: "api_key",
     body: PlaceCallBody,
     response: { status: 201, description: "The call, with its status so far", schema: Call },
-    errors: [402, 404],
+    errors: [402, 404, 409, 502],
     handler: ({ core, auth, body }) => placeCall(core, auth.accountId, body),
   }),
   defineRoute({

@@ -32,7 +32,7 @@ export const numberRoutes = [
     auth: "api_key",
     body: BuyNumberBody,
     response: { status: 201, description: "The new number", schema: PhoneNumberRecord },
-    errors: [402, 404, 409],
+    errors: [402, 404, 409, 502],
     handler: ({ core, auth, body }) => buyNumber(core, auth.accountId, body),
   }),
   defineRoute({
@@ -45,7 +45,7 @@ export const numberRoutes = [
     auth: "api_key",
     query: AttachQuery,
     response: { status: 201, description: "The attached number", schema: PhoneNumberRecord },
-    errors: [404, 409],
+    errors: [404, 409, 502],
     handler: ({ core, auth, query }) => attachNumber(core, auth.accountId, query),
   }),
   defineRoute({
@@ -82,7 +82,7 @@ export const numberRoutes = [
     auth: "api_key",
     params: NumberIdParams,
     response: { status: 200, description: "The released number", schema: PhoneNumberRecord },
-    errors: [409],
+    errors: [409, 502],
     handler: ({ core, auth, params }) => releaseNumber(core, auth.accountId, params.number_id),
   }),
 ];

@@ -35,7 +35,7 @@ export const x402Routes = [
     price: numberPrice,
     body: WalletBuyBody,
     response: { status: 201, description: "The number and the agent", schema: WalletPurchase },
-    errors: [409],
+    errors: [409, 502],
     handler: ({ core, auth, body }) => buyWalletNumber(core, auth.accountId, body),
   }),
   defineRoute({
@@ -102,7 +102,7 @@ export const x402Routes = [
     price: callPrice,
     body: WalletCallBody,
     response: { status: 201, description: "The call", schema: Call },
-    errors: [400, 404],
+    errors: [400, 404, 409, 502],
     handler: ({ core, auth, body }) => placeWalletCall(core, auth.accountId, body.to_number),
   }),
   defineRoute({

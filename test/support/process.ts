@@ -56,7 +56,7 @@ export async function spawnService(env: Record<string, string>, command: string[
   };
 
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start within 60 s:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`service did not start within 120 s:\n${output}`)), 120_000);
     const look = () => {
       for (const line of output.split("\n")) {
         if (!line.includes('"msg":"listening"')) continue;

@@ -1,4 +1,4 @@
-import { bigint, boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
 import { accountIdColumn, accounts } from "./accounts.js";
 import { agentIdColumn, agents } from "./agents.js";
@@ -21,6 +21,7 @@ export const calls = pgTable(
     isOwnerCall: boolean("is_owner_call").notNull().default(false),
     /** The voice preset in effect when the call started. */
     voiceId: text("voice_id").notNull(),
+    /** The carrier's id of the call (Twilio's CallSid): unique, so a retried webhook is the same call. */
     carrierRef: text("carrier_ref"),
     /** Who ended it: `agent` (API hangup or end_call), `caller`, `carrier` or `service`. */
     endedBy: text("ended_by"),
@@ -41,5 +42,6 @@ export const calls = pgTable(
     index("calls_account_idx").on(t.accountId, t.callId),
     index("calls_agent_idx").on(t.agentId, t.callId),
     index("calls_metering_idx").on(t.status, t.paidUntil),
+    uniqueIndex("calls_carrier_ref_idx").on(t.carrierRef),
   ],
 );

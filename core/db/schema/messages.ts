@@ -1,4 +1,4 @@
-import { index, pgTable, text } from "drizzle-orm/pg-core";
+import { index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
 import { accountIdColumn, accounts } from "./accounts.js";
 import { agentIdColumn, agents } from "./agents.js";
@@ -19,7 +19,13 @@ export const messages = pgTable(
     fromNumber: text("from_number").notNull(),
     toNumber: text("to_number").notNull(),
     text: text("text").notNull(),
+    /** The carrier's id of the text (Twilio's MessageSid): unique, so a retried webhook is not a second text. */
+    carrierRef: text("carrier_ref"),
     createdAt: timestamptz("created_at").notNull().defaultNow(),
   },
-  (t) => [index("messages_account_idx").on(t.accountId, t.messageId), index("messages_conversation_idx").on(t.conversationId, t.messageId)],
+  (t) => [
+    index("messages_account_idx").on(t.accountId, t.messageId),
+    index("messages_conversation_idx").on(t.conversationId, t.messageId),
+    uniqueIndex("messages_carrier_ref_idx").on(t.carrierRef),
+  ],
 );

@@ -1,0 +1,39 @@
+import twilio from "twilio";
+import { findVoice, SYSTEM_DEFAULT_VOICE_ID } from "../../voices/catalogue.js";
+
+/** Our preset's provider, spelled as ConversationRelay's `ttsProvider` takes it. */
+const TTS_PROVIDER = { google: "Google", amazon: "Amazon", elevenlabs: "ElevenLabs" } as const;
+
+/**
+ * The TwiML that hands a call to ConversationRelay on our socket: `<Connect><ConversationRelay
+ * url voice ttsProvider language interruptible dtmfDetection>` with a `<Parameter>` naming our
+ * call (it comes back in the socket's `setup`). Built with the SDK's TwiML builder.
+ */
+export function relayTwiml(options: { socketUrl: string; callId: string; voiceId: string }): string {
+  const voice = findVoice(options.voiceId) ?? findVoice(SYSTEM_DEFAULT_VOICE_ID)!;
+  const response = new twilio.twiml.VoiceResponse();
+  const relay = response.connect().conversationRelay({
+    url: options.socketUrl,
+    ttsProvider: TTS_PROVIDER[voice.provider],
+    voice: voice.provider_voice,
+    language: voice.language,
+    // The caller may talk over the agent (reported as `interrupt`), by voice or keypad.
+    interruptible: "any",
+    dtmfDetection: true,
+  });
+  relay.parameter({ name: "call_id", value: options.callId });
+  return response.toString();
+}
+
+/** A call nobody here answers: a polite sentence, then the line drops. */
+export function refusalTwiml(sentence: string): string {
+  const response = new twilio.twiml.VoiceResponse();
+  response.say(sentence);
+  response.hangup();
+  return response.toString();
+}
+
+/** The answer to a text: nothing to send back. */
+export function emptyMessagingTwiml(): string {
+  return new twilio.twiml.MessagingResponse().toString();
+}

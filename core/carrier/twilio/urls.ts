@@ -1,0 +1,25 @@
+/** Where Twilio reaches the service: the paths the gateway mounts for the Twilio carrier. */
+export const TWILIO_PATHS = {
+  /** Voice webhook of every number: an inbound call. */
+  voice: "/twilio/voice",
+  /** Messaging webhook of every number: an inbound text. */
+  sms: "/twilio/sms",
+  /** Status callbacks: of inbound calls (set on the number) and outbound ones (`?call_id=`). */
+  status: "/twilio/status",
+  /** The ConversationRelay WebSocket of one call: `/twilio/relay/{call_id}`. */
+  relay: "/twilio/relay",
+} as const;
+
+/** The absolute URLs Twilio is given, from the public base URL (`BASE_URL`). */
+export function twilioUrls(baseUrl: string) {
+  const socketBase = baseUrl.replace(/^http/, "ws");
+  return {
+    voice: baseUrl + TWILIO_PATHS.voice,
+    sms: baseUrl + TWILIO_PATHS.sms,
+    status: baseUrl + TWILIO_PATHS.status,
+    statusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.status}?call_id=${encodeURIComponent(callId)}`,
+    relayOf: (callId: string) => `${socketBase}${TWILIO_PATHS.relay}/${encodeURIComponent(callId)}`,
+    /** The relay socket's URL as Twilio was given it, from the path it asked for. */
+    relayAt: (pathAndQuery: string) => socketBase + pathAndQuery,
+  };
+}

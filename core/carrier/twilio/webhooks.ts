@@ -1,0 +1,98 @@
+import { eq } from "drizzle-orm";
+import { loadCallById, type CallRow } from "../../calls/call-records.js";
+import type { TwilioConfig } from "../../config.js";
+import type { Database } from "../../db/database.js";
+import { calls } from "../../db/schema/calls.js";
+import { AppError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { CarrierHttpRequest, CarrierHttpResponse, CarrierSignals, CarrierWebhook, Refusal } from "../carrier.js";
+import { requireTwilioSignature } from "./signature.js";
+import { mapTwilioStatus } from "./status.js";
+import { emptyMessagingTwiml, refusalTwiml, relayTwiml } from "./twiml.js";
+import { TWILIO_PATHS, twilioUrls } from "./urls.js";
+
+interface Dependencies {
+  config: TwilioConfig;
+  baseUrl: string;
+  db: Database;
+  logger: Logger;
+  signals: () => CarrierSignals;
+}
+
+const SENTENCES: Record<Refusal, string> = {
+  not_in_service: "The number you have dialed is not in service. Goodbye.",
+  insufficient_balance: "This line cannot take calls right now. Please try again later. Goodbye.",
+};
+
+const xml = (body: string): CarrierHttpResponse => ({ status: 200, contentType: "text/xml", body });
+const NO_CONTENT: CarrierHttpResponse = { status: 204 };
+
+/** One form field as a string (Twilio never repeats the fields it sends). */
+function field(form: CarrierHttpRequest["form"], name: string, required = true): string {
+  const value = form[name];
+  const text = Array.isArray(value) ? value[0] : value;
+  if (required && !text) throw new AppError("bad_request", `The Twilio request has no ${name}.`);
+  return text ?? "";
+}
+
+/**
+ * The webhooks Twilio calls: the voice webhook (an inbound call), status callbacks, and the
+ * messaging webhook (an inbound text). Each checks Twilio's signature first, so an unsigned or
+ * forged request is a 403 that does nothing, and that the request is for the service's account.
+ */
+export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
+  const urls = twilioUrls(deps.baseUrl);
+  const authentic = (request: CarrierHttpRequest) => {
+    requireTwilioSignature(deps.config.authToken, deps.baseUrl + request.url, request.headers, request.form);
+    if (field(request.form, "AccountSid") !== deps.config.accountSid) throw new AppError("forbidden", "The request is for another Twilio account.");
+  };
+
+  /** An inbound call: answered with ConversationRelay for the number's agent, or a polite refusal. */
+  async function voice(request: CarrierHttpRequest) {
+    authentic(request);
+    const decision = await deps.signals().inboundCall({ to: field(request.form, "To"), from: field(request.form, "From"), carrierRef: field(request.form, "CallSid") });
+    if (!decision.accepted) return xml(refusalTwiml(SENTENCES[decision.reason]));
+    const call = (await loadCallById(deps.db, decision.callId))!;
+    return xml(relayTwiml({ socketUrl: urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId }));
+  }
+
+  /**
+   * A status callback. Outbound calls name our call in the callback URL (signed with it), since
+   * Twilio may report before its create answer gave us the CallSid; inbound calls are found by it.
+   */
+  async function status(request: CarrierHttpRequest) {
+    authentic(request);
+    const callSid = field(request.form, "CallSid");
+    const report = mapTwilioStatus(request.form);
+    if (!report) return NO_CONTENT;
+    const named = new URL(request.url, "http://x").searchParams.get("call_id");
+    let call: CallRow | undefined;
+    if (named) {
+      call = await loadCallById(deps.db, named);
+      if (call && call.carrierRef !== null && call.carrierRef !== callSid) call = undefined;
+    } else {
+      [call] = await deps.db.select().from(calls).where(eq(calls.carrierRef, callSid));
+    }
+    if (!call) {
+      deps.logger.info({ call_sid: callSid, call_id: named }, "status callback for a call the service does not have");
+      return NO_CONTENT;
+    }
+    await deps.signals().callStatus(call.callId, report.status, report.endedBy, { durationSeconds: report.durationSeconds });
+    return NO_CONTENT;
+  }
+
+  /** An inbound text; Twilio gets an empty answer whether it was taken or refused. */
+  async function sms(request: CarrierHttpRequest) {
+    authentic(request);
+    const message = { to: field(request.form, "To"), from: field(request.form, "From"), text: field(request.form, "Body", false), carrierRef: field(request.form, "MessageSid") };
+    const decision = await deps.signals().inboundSms(message);
+    if (!decision.accepted) deps.logger.info({ to: message.to, reason: decision.reason, message_sid: message.carrierRef }, "inbound text refused");
+    return xml(emptyMessagingTwiml());
+  }
+
+  return [
+    { path: TWILIO_PATHS.voice, handle: voice },
+    { path: TWILIO_PATHS.status, handle: status },
+    { path: TWILIO_PATHS.sms, handle: sms },
+  ];
+}

@@ -1,0 +1,34 @@
+import { WebSocketServer } from "ws";
+import type { Core } from "../../core/context.js";
+import type { UpgradeRoute } from "./upgrades.js";
+
+/**
+ * The active carrier's WebSocket endpoints (Twilio's ConversationRelay socket of a call). The
+ * adapter checks each upgrade (its signature, the call) before the socket opens, and gets the
+ * frames as text; a refusal it throws is the HTTP answer to the upgrade.
+ */
+export function carrierSocketRoutes(core: Core): UpgradeRoute[] {
+  return (core.carrier.endpoints?.sockets ?? []).map((endpoint) => {
+    const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 });
+    return {
+      pattern: endpoint.pattern,
+      async handle(req, socket, head) {
+        const session = await endpoint.accept({ url: req.url ?? "/", headers: req.headers });
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          session.opened({
+            send: (data) => {
+              if (ws.readyState === ws.OPEN) ws.send(data);
+            },
+            close: (code, reason) => ws.close(code, reason),
+          });
+          ws.on("message", (data) => session.message(String(data)));
+          ws.on("close", () => session.closed());
+        });
+      },
+      close() {
+        for (const client of wss.clients) client.close(1001, "server shutting down");
+        wss.close();
+      },
+    };
+  });
+}

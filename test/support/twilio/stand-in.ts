@@ -1,0 +1,257 @@
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { readRelayTwiml, RelayLeg } from "./relay-leg.js";
+import { rfc2822 } from "./resources.js";
+import { TwilioRest, type StandInCall } from "./rest-server.js";
+import { twilioSid, twilioSignature } from "./signing.js";
+
+export type { StandInCall } from "./rest-server.js";
+export { RelayLeg } from "./relay-leg.js";
+
+/** A free loopback port (BASE_URL must be known before the service starts, for Twilio's URLs). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+// Which status callback event announces each status (terminal ones come with `completed`).
+const EVENT_OF: Record<string, string> = { initiated: "initiated", ringing: "ringing", "in-progress": "answered" };
+const ENDED = new Set(["completed", "busy", "no-answer", "failed", "canceled"]);
+
+/** What the service answered to a request the stand-in made (a webhook). */
+export interface WebhookAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * A loopback Twilio for tests: the REST API (TwilioRest), plus the telephone network behind it.
+ * Tests drive the far party here: ring and answer an outbound call (status callbacks, then the
+ * ConversationRelay socket and its `setup`), call in to a number (the voice webhook), text a
+ * number (the messaging webhook), hang up (the socket closes and the `completed` callback
+ * carries `CallDuration`). Every webhook is signed as Twilio signs it. The service's `end`
+ * frame and its `Calls` update end the call as Twilio would.
+ */
+export class TwilioStandIn extends TwilioRest {
+  readonly legs = new Map<string, RelayLeg>();
+  private readonly pending = new Set<Promise<unknown>>();
+
+  static async start(options: { apiKey?: boolean } = {}): Promise<TwilioStandIn> {
+    const apiKey = options.apiKey ? { sid: twilioSid("SK"), secret: randomBytes(16).toString("hex") } : undefined;
+    const standIn = new TwilioStandIn(twilioSid("AC"), randomBytes(16).toString("hex"), apiKey);
+    await standIn.listen();
+    return standIn;
+  }
+
+  /** The environment that puts the service on this stand-in (as README's "Going live" says, but local). */
+  env(baseUrl: string): Record<string, string> {
+    return {
+      CARRIER: "twilio",
+      TWILIO_ACCOUNT_SID: this.accountSid,
+      TWILIO_AUTH_TOKEN: this.authToken,
+      TWILIO_API_URL: this.url,
+      BASE_URL: baseUrl,
+      ...(this.apiKey ? { TWILIO_API_KEY_SID: this.apiKey.sid, TWILIO_API_KEY_SECRET: this.apiKey.secret } : {}),
+    };
+  }
+
+  /** The outbound call the service placed last. */
+  lastCall(): StandInCall {
+    const outbound = [...this.calls.values()].filter((c) => c.direction === "outbound-api");
+    if (outbound.length === 0) throw new Error("the service placed no call at the stand-in");
+    return outbound.at(-1)!;
+  }
+
+  /** The far phone rings: `initiated`, then `ringing`. */
+  async ring(callSid: string): Promise<void> {
+    const call = this.call(callSid);
+    await this.report(call, "initiated");
+    await this.report(call, "ringing");
+  }
+
+  /**
+   * The far party picks up: the `answered` callback, then Twilio runs the TwiML it was given and
+   * opens the ConversationRelay socket with `setup` (`socketFirst`: the socket before the callback,
+   * as happens when Twilio's callback is slow).
+   */
+  async answer(callSid: string, options: { socketFirst?: boolean } = {}): Promise<RelayLeg> {
+    const call = this.call(callSid);
+    call.status = "in-progress";
+    call.answeredAt = new Date();
+    if (!options.socketFirst) await this.report(call, "in-progress");
+    const leg = await this.openRelay(call, call.twiml ?? "");
+    if (options.socketFirst) await this.report(call, "in-progress");
+    return leg;
+  }
+
+  /** The call ends without connecting: busy, no answer, failed, or given up by the caller. */
+  async finish(callSid: string, status: "busy" | "no-answer" | "failed" | "canceled"): Promise<WebhookAnswer | undefined> {
+    const call = this.call(callSid);
+    call.status = status;
+    call.endedAt = new Date();
+    return this.report(call, status);
+  }
+
+  /** The far party hangs up: the socket closes, then `completed` with `CallDuration`. */
+  hangUp(callSid: string): Promise<WebhookAnswer | undefined> {
+    return this.complete(this.call(callSid));
+  }
+
+  /**
+   * Someone calls one of the account's numbers: Twilio POSTs the number's voice webhook and runs
+   * the answer; ConversationRelay TwiML opens the socket (unless `connect: false`).
+   */
+  async callIn(options: { from: string; to: string; callSid?: string; connect?: boolean }): Promise<{ answer: WebhookAnswer; call: StandInCall; leg: RelayLeg | null }> {
+    const number = [...this.numbers.values()].find((n) => n.phoneNumber === options.to);
+    if (!number?.voiceUrl) throw new Error(`${options.to} is not a number of the stand-in's account with a voice URL`);
+    const call: StandInCall = {
+      sid: options.callSid ?? twilioSid("CA"),
+      from: options.from,
+      to: options.to,
+      direction: "inbound",
+      status: "ringing",
+      created: new Date(),
+      answeredAt: null,
+      endedAt: null,
+      phoneNumberSid: number.sid,
+      twiml: null,
+      statusCallback: number.statusCallback,
+      statusCallbackEvents: ["completed"],
+    };
+    this.calls.set(call.sid, call);
+    const answer = await this.post(number.voiceUrl, { ...this.callParams(call), CallStatus: "ringing" });
+    call.twiml = answer.text;
+    const relay = answer.status === 200 ? readRelayTwiml(answer.text) : null;
+    if (!relay || options.connect === false) return { answer, call, leg: null };
+    call.status = "in-progress";
+    call.answeredAt = new Date();
+    return { answer, call, leg: await this.openRelay(call, answer.text) };
+  }
+
+  /** Someone texts one of the account's numbers: Twilio POSTs the number's messaging webhook. */
+  async textIn(options: { from: string; to: string; body: string; messageSid?: string }): Promise<WebhookAnswer> {
+    const number = [...this.numbers.values()].find((n) => n.phoneNumber === options.to);
+    if (!number?.smsUrl) throw new Error(`${options.to} is not a number of the stand-in's account with an SMS URL`);
+    const sid = options.messageSid ?? twilioSid("SM");
+    return this.post(number.smsUrl, {
+      ToCountry: "US",
+      SmsMessageSid: sid,
+      NumMedia: "0",
+      SmsSid: sid,
+      SmsStatus: "received",
+      Body: options.body,
+      FromCountry: "US",
+      To: options.to,
+      NumSegments: "1",
+      MessageSid: sid,
+      AccountSid: this.accountSid,
+      From: options.from,
+      ApiVersion: "2010-04-01",
+    });
+  }
+
+  /** A status callback for the call, as Twilio sends it; `extra` overrides fields (a replay, a forgery). */
+  statusCallback(call: StandInCall, status: string, extra: Record<string, string> = {}): Promise<WebhookAnswer> {
+    const params: Record<string, string> = { ...this.callParams(call), CallStatus: status, Timestamp: rfc2822(new Date()), CallbackSource: "call-progress-events", SequenceNumber: "0" };
+    if (ENDED.has(status)) {
+      const seconds = call.answeredAt && call.endedAt ? Math.ceil((call.endedAt.getTime() - call.answeredAt.getTime()) / 1000) : 0;
+      Object.assign(params, { CallDuration: String(seconds), Duration: String(Math.ceil(seconds / 60)) });
+    }
+    return this.post(call.statusCallback!, { ...params, ...extra });
+  }
+
+  /** POSTs a form to the service as Twilio does, signed (or with the given signature; null: none). */
+  async post(url: string, params: Record<string, string>, options: { signature?: string | null } = {}): Promise<WebhookAnswer> {
+    const signature = options.signature === undefined ? twilioSignature(this.authToken, url, params) : options.signature;
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...(signature === null ? {} : { "X-Twilio-Signature": signature }) },
+      body: new URLSearchParams(params).toString(),
+    });
+    return { status: res.status, text: await res.text() };
+  }
+
+  /** Waits for what the stand-in does on its own after answering the service (ending calls). */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  /** Fails with every request that did not match Twilio's document. */
+  expectValid(): void {
+    if (this.violations.length > 0) throw new Error(`requests to Twilio that do not match its OpenAPI:\n${this.violations.join("\n")}`);
+  }
+
+  override async close(): Promise<void> {
+    for (const leg of this.legs.values()) leg.close();
+    await super.close();
+  }
+
+  protected override updated(call: StandInCall, status: string | undefined): void {
+    // `canceled` hangs up a call not yet answered; `completed` any call.
+    if (ENDED.has(call.status) || (status === "canceled" && call.status === "in-progress")) return;
+    if (status === "canceled") {
+      call.status = "canceled";
+      call.endedAt = new Date();
+      this.track(this.report(call, "canceled"));
+    } else if (status === "completed") {
+      this.track(this.complete(call));
+    }
+  }
+
+  private call(callSid: string): StandInCall {
+    const call = this.calls.get(callSid);
+    if (!call) throw new Error(`no call ${callSid} at the stand-in`);
+    return call;
+  }
+
+  private callParams(call: StandInCall): Record<string, string> {
+    return {
+      AccountSid: this.accountSid,
+      ApiVersion: "2010-04-01",
+      CallSid: call.sid,
+      Called: call.to,
+      Caller: call.from,
+      Direction: call.direction,
+      From: call.from,
+      To: call.to,
+      FromCountry: "US",
+      ToCountry: "US",
+    };
+  }
+
+  /** Sends the status callback if the call asked for that event. */
+  private async report(call: StandInCall, status: string): Promise<WebhookAnswer | undefined> {
+    call.status = status === "initiated" ? "queued" : status;
+    if (!call.statusCallback || !call.statusCallbackEvents.includes(EVENT_OF[status] ?? "completed")) return undefined;
+    return this.statusCallback(call, status);
+  }
+
+  private async complete(call: StandInCall): Promise<WebhookAnswer | undefined> {
+    if (ENDED.has(call.status)) return undefined;
+    call.endedAt = new Date();
+    this.legs.get(call.sid)?.close();
+    return this.report(call, call.answeredAt ? "completed" : "canceled");
+  }
+
+  private async openRelay(call: StandInCall, twiml: string): Promise<RelayLeg> {
+    const relay = readRelayTwiml(twiml);
+    if (!relay) throw new Error(`the call's TwiML has no <ConversationRelay>: ${twiml}`);
+    const leg = await RelayLeg.connect(relay.url, this.authToken);
+    this.legs.set(call.sid, leg);
+    // The service's `end` ends the session; with no TwiML after <Connect>, Twilio hangs up.
+    leg.ws.on("message", (data) => {
+      if ((JSON.parse(String(data)) as { type?: string }).type === "end") this.track(this.complete(call));
+    });
+    leg.setup({ callSid: call.sid, accountSid: this.accountSid, from: call.from, to: call.to, direction: call.direction, parameters: relay.parameters });
+    return leg;
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work.finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+  }
+}

@@ -1,0 +1,72 @@
+import twilio from "twilio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TwilioOpenApi, twilioOpenApiPath } from "../support/twilio/openapi.js";
+import { TwilioStandIn } from "../support/twilio/stand-in.js";
+import { twilioSignature } from "../support/twilio/signing.js";
+
+// The stand-in is only as good as its checks: these show that it tells a request Twilio would
+// take from one it would not, and that it signs as Twilio does.
+const api = new TwilioOpenApi();
+const account = "AC" + "a".repeat(32);
+const callsPath = `/2010-04-01/Accounts/${account}/Calls.json`;
+const validCall = { To: "+14155550142", From: "+14155550101", Twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>', StatusCallbackEvent: ["ringing", "completed"] };
+
+describe("the stand-in's check against Twilio's OpenAPI", () => {
+  it("finds the document where the project keeps it, and fails clearly when it is missing", () => {
+    expect(twilioOpenApiPath()).toMatch(/twilio_api_v2010\.json$/);
+    expect(() => twilioOpenApiPath(["/nowhere/twilio_api_v2010.json"])).toThrow(/Twilio's OpenAPI document \(twilio_api_v2010\.json\) was not found; looked at: \/nowhere/);
+  });
+
+  it("accepts a request Twilio documents", () => {
+    expect(api.check({ method: "POST", path: callsPath, query: {}, form: validCall })).toMatchObject({ operationId: "CreateCall", params: { AccountSid: account } });
+  });
+
+  it.each([
+    ["a missing required field", { method: "POST", path: callsPath, query: {}, form: { From: validCall.From } }, /\(To\)/],
+    ["an unknown field", { method: "POST", path: callsPath, query: {}, form: { ...validCall, CallerName: "x" } }, /form field CallerName is not in the document/],
+    ["a To that is no endpoint", { method: "POST", path: callsPath, query: {}, form: { ...validCall, To: "415-555-0142" } }, /To must match format "endpoint"/],
+    ["a method outside the enum", { method: "POST", path: callsPath, query: {}, form: { ...validCall, StatusCallbackMethod: "PUT" } }, /StatusCallbackMethod must be equal to one of the allowed values/],
+    ["an integer that is not one", { method: "POST", path: callsPath, query: {}, form: { ...validCall, Timeout: "soon" } }, /Timeout must be integer/],
+    ["TwiML that is not TwiML", { method: "POST", path: callsPath, query: {}, form: { ...validCall, Twiml: "<Hangup/>" } }, /Twiml must match format "twiml"/],
+    ["a sid of the wrong shape", { method: "POST", path: `/2010-04-01/Accounts/${account}/Calls/CA123.json`, query: {}, form: { Status: "completed" } }, /path\/Sid must match pattern/],
+    ["an unknown query parameter", { method: "GET", path: `/2010-04-01/Accounts/${account}/IncomingPhoneNumbers.json`, query: { Number: "+1" }, form: {} }, /query parameter Number is not in the document/],
+    ["a path that is no operation", { method: "POST", path: `/2010-04-01/Accounts/${account}/Phones.json`, query: {}, form: {} }, /is not an operation of Twilio's API/],
+  ])("refuses %s", (_label, request, problem) => {
+    const result = api.check(request);
+    expect("problems" in result && result.problems.join("; ")).toMatch(problem);
+  });
+});
+
+describe("the stand-in", () => {
+  let standIn: TwilioStandIn;
+  beforeAll(async () => {
+    standIn = await TwilioStandIn.start();
+  });
+  afterAll(() => standIn?.close());
+
+  it("answers an invalid request 400 with Twilio's error shape and records it, so the test fails", async () => {
+    const res = await fetch(`${standIn.url}/2010-04-01/Accounts/${standIn.accountSid}/Calls.json`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${standIn.accountSid}:${standIn.authToken}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+      body: "From=%2B14155550101",
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 20001, status: 400, more_info: "https://www.twilio.com/docs/errors/20001" });
+    expect(() => standIn.expectValid()).toThrow(/do not match its OpenAPI/);
+    standIn.violations.length = 0;
+  });
+
+  it("refuses the SDK with the wrong credentials as Twilio does (401, 20003)", async () => {
+    const client = twilio(standIn.accountSid, "0".repeat(32));
+    client.api.baseUrl = standIn.url;
+    await expect(client.api.v2010.accounts(standIn.accountSid).fetch()).rejects.toMatchObject({ status: 401, code: 20003 });
+  });
+
+  it("signs webhooks exactly as the SDK's own check expects, URL and parameters included", () => {
+    const url = "https://line.example.com/twilio/sms?x=1";
+    const params = { MessageSid: "SM" + "b".repeat(32), Body: "héllo & bye", From: "+14155550166" };
+    const signature = twilioSignature(standIn.authToken, url, params);
+    expect(twilio.validateRequest(standIn.authToken, signature, url, params)).toBe(true);
+    expect(twilio.validateRequest(standIn.authToken, signature, url, { ...params, Body: "changed" })).toBe(false);
+  });
+});
