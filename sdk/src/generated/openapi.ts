@@ -269,6 +269,26 @@ export interface paths {
         patch: operations["updateAgent"];
         trace?: never;
     };
+    "/v1/auth/agentid/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * AgentID redirect target
+         * @description Where the identity provider sends the browser back (register BASE_URL + this path as the client's redirect URI). Answers a small HTML page: signed in or refused (200), a callback that does not check out (400), or a provider that cannot be reached (503). 404 while AgentID is not configured.
+         */
+        get: operations["agentIdCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/agentid/poll": {
         parameters: {
             query?: never;
@@ -280,7 +300,7 @@ export interface paths {
         put?: never;
         /**
          * Poll an AgentID sign-in
-         * @description Answers 404 while AgentID is not configured on this server.
+         * @description RFC 8628's answers as 400 problems: `authorization_pending` until the sign-in is completed, `slow_down` when polled sooner than `interval` seconds (which then grows by 5), `access_denied` when it was refused, `sign_in_failed` when the provider's answer did not check out, `expired_token` past `expires_in`. Then the `api_key`, exactly once; after that 410. 404 for an unknown session, or while AgentID is not configured.
          */
         post: operations["pollAgentIdSignIn"];
         delete?: never;
@@ -300,7 +320,7 @@ export interface paths {
         put?: never;
         /**
          * Start an AgentID sign-in
-         * @description Answers 404 while AgentID is not configured on this server; use OTP sign-in instead.
+         * @description OpenID Connect sign-in run like a device flow: open `authorize_url`, sign in at the identity provider, and poll POST /v1/auth/agentid/poll with `session_id` every `interval` seconds. Answers 404 while AgentID is not configured on this server (use OTP sign-in instead), 503 while the identity provider cannot be reached. Limit: 20 per IP address per 10 minutes.
          */
         post: operations["startAgentIdSignIn"];
         delete?: never;
@@ -1574,9 +1594,24 @@ export interface components {
             voice_id: string | null;
         };
         AgentIdPollRequest: {
+            /** @description From POST /v1/auth/agentid/start. */
+            session_id: string;
+        };
+        AgentIdSession: {
+            /**
+             * Format: uri
+             * @description Open this in a browser (or have the agent's runtime open it) to sign in at the identity provider.
+             */
+            authorize_url: string;
+            /** @description Seconds the session lives. */
+            expires_in: number;
+            /** @description Seconds to wait between polls (RFC 8628). */
+            interval: number;
+            /** @description A secret: poll POST /v1/auth/agentid/poll with it. Never part of authorize_url. */
             session_id: string;
         };
         AgentIdStartRequest: {
+            /** @description Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity). */
             login_hint?: string;
         };
         AgentList: {
@@ -3941,6 +3976,77 @@ export interface operations {
             };
         };
     };
+    agentIdCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                error_description?: string;
+                iss?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in, or refused by the user: you can close this window */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The identity provider could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     pollAgentIdSignIn: {
         parameters: {
             query?: never;
@@ -3954,16 +4060,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The sign-in state */
+            /** @description Signed in: the new key, shown once */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        api_key?: string;
-                        status: string;
-                    };
+                    "application/json": components["schemas"]["VerifyResult"];
                 };
             };
             /** @description Malformed JSON or a request that cannot be carried out */
@@ -3977,6 +4080,15 @@ export interface operations {
             };
             /** @description No such resource on this account */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4004,6 +4116,15 @@ export interface operations {
             };
             /** @description Validation failed; `errors` lists each offending field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4041,10 +4162,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        authorize_url: string;
-                        session_id: string;
-                    };
+                    "application/json": components["schemas"]["AgentIdSession"];
                 };
             };
             /** @description Malformed JSON or a request that cannot be carried out */
@@ -4085,6 +4203,24 @@ export interface operations {
             };
             /** @description Validation failed; `errors` lists each offending field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5043,6 +5179,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
@@ -5957,6 +6102,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
@@ -6137,6 +6291,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
@@ -6199,6 +6362,15 @@ export interface operations {
             };
             /** @description Validation failed; `errors` lists each offending field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7288,6 +7460,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
@@ -7308,6 +7489,15 @@ export interface operations {
             };
             /** @description Validation failed; `errors` lists each offending field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7599,6 +7789,15 @@ export interface operations {
             };
             /** @description Validation failed; `errors` lists each offending field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
