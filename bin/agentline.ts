@@ -4,12 +4,14 @@ import { authenticateAgentToken } from "../core/auth/agent-tokens.js";
 import { authenticateApiKey } from "../core/auth/api-keys.js";
 import { issueKeyForEmail } from "../core/auth/otp.js";
 import { operatorCredit } from "../core/billing/operator-credit.js";
-import { ConfigError, loadConfig } from "../core/config.js";
+import { loadConfig } from "../core/config.js";
 import { createCore } from "../core/create-core.js";
 import { AppError } from "../core/errors.js";
+import { streamDestination } from "../core/log-destination.js";
 import { createLogger } from "../core/logger.js";
 import { startServer } from "../gateway/server.js";
 import { serveMcpOverStdio } from "../mcp/stdio.js";
+import { describeStartupError, wantsStack } from "./startup-errors.js";
 
 const USAGE = `usage: agentline <command>
 
@@ -43,7 +45,7 @@ async function admin(args: string[]): Promise<void> {
     process.exit(2);
   }
   const config = loadConfig(process.env);
-  const core = await createCore(config, { logger: createLogger("error", process.stderr as never), runJobs: false });
+  const core = await createCore(config, { logger: createLogger("error", streamDestination(process.stderr)), runJobs: false });
   try {
     const result =
       action === "credit"
@@ -67,7 +69,7 @@ async function mcp(): Promise<void> {
     process.stderr.write("agentline mcp: set AGENTLINE_API_KEY to an API key (sk_...) or an agent_token (at_...); see README, \"Connect an MCP client\"\n");
     process.exit(2);
   }
-  const logger = createLogger(config.logLevel, process.stderr as never);
+  const logger = createLogger(config.logLevel, streamDestination(process.stderr));
   const core = await createCore(config, { logger });
   const accountId = credential.startsWith("at_") ? await authenticateAgentToken(core, credential) : (await authenticateApiKey(core, credential))?.accountId;
   if (!accountId) {
@@ -128,7 +130,8 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  // A bad configuration is one line naming the variable; anything else gets its stack.
-  process.stderr.write(error instanceof ConfigError ? `agentline: ${error.message}\n` : `agentline: ${(error as Error)?.stack ?? String(error)}\n`);
+  // One line naming the cause (bin/startup-errors.ts); the stack only when LOG_LEVEL asks for it.
+  process.stderr.write(`agentline: ${describeStartupError(error, process.env)}\n`);
+  if (wantsStack(process.env) && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   process.exit(1);
 });

@@ -57,7 +57,6 @@ describe("loadConfig", () => {
     ["SMTP_URL", "mail.example.com"],
     ["CARRIER", "carrier-pigeon"],
     ["ALLOW_PRIVATE_WEBHOOKS", "maybe"],
-    ["SECRET_KEY", "short"],
     ["PAYMENTS_MODE", "cash"],
     ["SIGNUP_CREDIT_USD", "-1"],
     ["LOG_LEVEL", "loud"],
@@ -77,5 +76,19 @@ describe("loadConfig", () => {
     const message = (error as Error).message;
     expect(message).toContain(`${name}=${JSON.stringify(value)}`);
     expect(message).not.toContain("\n");
+  });
+
+  it("names a secret setting without its value, and masks a password in a URL", () => {
+    const failure = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error("loadConfig accepted it");
+    };
+    expect(failure({ SECRET_KEY: "short-private" })).toBe("Invalid configuration: SECRET_KEY (value not shown, 13 characters): must be at least 32 characters");
+    expect(failure({ X402_RELAYER_PRIVATE_KEY: "0xdeadbeef" })).not.toContain("deadbeef");
+    expect(failure({ SMTP_URL: "mail://user:hunter2@mail.example.com" })).toBe('Invalid configuration: SMTP_URL="mail://user:***@mail.example.com": expected an smtp:// or smtps:// URL');
   });
 });

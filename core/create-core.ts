@@ -39,6 +39,7 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   }
   const mailer = options.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
   const carrier = new SandboxCarrier(bus);
+  const stopping = new AbortController();
   const core: Core = {
     config,
     db: database.db,
@@ -54,7 +55,10 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     baseUrl: config.baseUrl ?? `http://localhost:${config.port}`,
     processId: newId("sess"),
     now: () => new Date(),
+    stopping: stopping.signal,
+    beginStopping: () => stopping.abort(),
     async close() {
+      stopping.abort();
       await core.billing.close();
       await core.webhooks.close();
       core.calls.close();
