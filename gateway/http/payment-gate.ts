@@ -87,14 +87,15 @@ export async function payForRequest(
   const price = await route.price!.amount(core, input as never);
   const unpaid = () => engine.collect(toFetchRequest(req), price, { scope: `${route.method.toUpperCase()} ${route.path}`, requestHash, description: route.summary, besideAuth: req.get("authorization") !== undefined });
 
-  if (auth.kind === "agent_token") {
-    if ((await balanceOf(core.db, auth.accountId)) >= price) return { principal: { kind: "wallet", accountId: auth.accountId, settlementId: null }, receiptHeaders: {} };
-    const asked = await unpaid();
-    throw paymentProblem(req, engine, route, "insufficient_balance", price, asked.kind === "challenge" ? asked.headers : new Headers());
+  if (auth.kind === "agent_token" && (await balanceOf(core.db, auth.accountId)) >= price) {
+    return { principal: { kind: "wallet", accountId: auth.accountId, settlementId: null }, receiptHeaders: {} };
   }
-
+  // An agent token whose balance falls short may come with a payment: it is credited to the
+  // token's account like any other, never settled and then dropped.
   const collected = await unpaid();
-  if (collected.kind === "challenge") throw paymentProblem(req, engine, route, "payment_required", price, collected.headers, collected.reason);
+  if (collected.kind === "challenge") {
+    throw paymentProblem(req, engine, route, auth.kind === "agent_token" ? "insufficient_balance" : "payment_required", price, collected.headers, collected.reason);
+  }
   if (collected.kind === "replay") {
     const { responseStatus, responseBody } = collected.settlement;
     return { reply: replay(responseStatus!, responseBody, { "Idempotent-Replayed": "true" }) };

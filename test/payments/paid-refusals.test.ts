@@ -1,6 +1,9 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { issueAgentToken } from "../../core/auth/agent-tokens.js";
 import { accounts } from "../../core/db/schema/accounts.js";
+import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
+import { createAccount } from "../support/accounts.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { Api } from "../support/api.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -37,5 +40,19 @@ describe.each(Object.entries(clients))("a paid request refused after its payment
     expect(listed.status).toBe(200);
     const [account] = await service.core.db.select().from(accounts).where(eq(accounts.walletAddress, wallet.address));
     await expectBalanceIsLedgerSum(service.core, account!.accountId);
+  });
+});
+
+describe("an agent_token whose balance falls short, with a payment", () => {
+  it("credits the payment to the token's account and serves the request, never settling it for nothing", async () => {
+    const owner = await createAccount(service.core, undefined, { creditMicros: 0 });
+    const token = await service.core.db.transaction((tx) => issueAgentToken(service.core, tx, owner.accountId));
+    const wallet = newWallet();
+    const res = await x402Fetch(wallet)(`${service.baseUrl}/v1/x402/numbers`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    const [settlement] = await service.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, wallet.address));
+    expect(settlement).toMatchObject({ accountId: owner.accountId, amountMicros: 1_000, status: "settled" });
+    expect((await new Api(service.baseUrl, owner.apiKey).get("/v1/billing/balance")).body.balance).toBe("0.001000");
+    await expectBalanceIsLedgerSum(service.core, owner.accountId);
   });
 });
