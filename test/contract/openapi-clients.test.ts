@@ -29,7 +29,8 @@ const operations = () =>
   Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
 
 describe("/openapi.json under third-party tools", () => {
-  it("lints with Redocly's recommended rules: no errors (security-defined included)", async () => {
+  // Both spawn real tools: a few seconds each on an idle machine, so generous timeouts for a busy one.
+  it("lints with Redocly's recommended rules: no errors (security-defined included)", { timeout: 90_000 }, async () => {
     const file = join(scratch, "openapi.json");
     writeFileSync(file, JSON.stringify(document));
     const cli = join(projectRoot, "node_modules", "@redocly", "cli", "bin", "cli.js");
@@ -42,7 +43,7 @@ describe("/openapi.json under third-party tools", () => {
     expect(report.totals.errors).toBe(0);
   });
 
-  it("generates types with openapi-typescript's defaults that a client for the most used operations compiles against", async () => {
+  it("generates types with openapi-typescript's defaults that a client for the most used operations compiles against", { timeout: 120_000 }, async () => {
     writeFileSync(join(scratch, "api.d.ts"), astToString(await openapiTS(document)));
     const client = join(scratch, "client.ts");
     writeFileSync(
