@@ -5,14 +5,15 @@ import type { DataDirInUseError } from "../core/db/data-dir-lock.js";
 // The service's modules are loaded by the commands that run it, so `agentline --help` and the
 // API commands start quickly.
 const load = async () => {
-  const [config, createCore, logger, errors, lock] = await Promise.all([
+  const [config, createCore, logger, errors, lock, destination] = await Promise.all([
     import("../core/config.js"),
     import("../core/create-core.js"),
     import("../core/logger.js"),
     import("../core/errors.js"),
     import("../core/db/data-dir-lock.js"),
+    import("../core/log-destination.js"),
   ]);
-  return { ...config, ...createCore, ...logger, ...errors, ...lock };
+  return { ...config, ...createCore, ...logger, ...errors, ...lock, ...destination };
 };
 
 /** `agentline serve`: the HTTP service, configured by the environment (README, Configuration). */
@@ -43,7 +44,7 @@ export async function serve(): Promise<void> {
 
 /** `agentline mcp`: MCP over stdio; stdout is the protocol's, so logs go to stderr. */
 export async function mcp(): Promise<void> {
-  const { loadConfig, createLogger, createCore } = await load();
+  const { loadConfig, createLogger, createCore, streamDestination } = await load();
   const { authenticateAgentToken } = await import("../core/auth/agent-tokens.js");
   const { authenticateApiKey } = await import("../core/auth/api-keys.js");
   const { serveMcpOverStdio } = await import("../mcp/stdio.js");
@@ -53,7 +54,7 @@ export async function mcp(): Promise<void> {
     process.stderr.write("agentline mcp: set AGENTLINE_API_KEY to an API key (sk_...) or an agent_token (at_...); see README, \"Connect an MCP client\"\n");
     process.exit(2);
   }
-  const logger = createLogger(config.logLevel, process.stderr as never);
+  const logger = createLogger(config.logLevel, streamDestination(process.stderr));
   const core = await createCore(config, { logger });
   const accountId = credential.startsWith("at_") ? await authenticateAgentToken(core, credential) : (await authenticateApiKey(core, credential))?.accountId;
   if (!accountId) {
@@ -77,11 +78,11 @@ export async function mcp(): Promise<void> {
  * JSON result; a refusal is one line on stderr, prefixed with the command.
  */
 export async function adminAction(name: string, action: (core: Core) => Promise<unknown>): Promise<void> {
-  const { loadConfig, createLogger, createCore, AppError, DataDirInUseError } = await load();
+  const { loadConfig, createLogger, createCore, AppError, DataDirInUseError, streamDestination } = await load();
   const config = loadConfig(process.env);
   let core: Core;
   try {
-    core = await createCore(config, { logger: createLogger("error", process.stderr as never), runJobs: false });
+    core = await createCore(config, { logger: createLogger("error", streamDestination(process.stderr)), runJobs: false });
   } catch (error) {
     if (!(error instanceof DataDirInUseError)) throw error;
     process.stderr.write(`agentline admin ${name}: ${dataDirInUseAdvice(error)}\n`);

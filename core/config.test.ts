@@ -97,7 +97,6 @@ describe("loadConfig", () => {
     ["SMTP_URL", "mail.example.com"],
     ["CARRIER", "carrier-pigeon"],
     ["ALLOW_PRIVATE_WEBHOOKS", "maybe"],
-    ["SECRET_KEY", "short"],
     ["PAYMENTS_MODE", "cash"],
     ["SIGNUP_CREDIT_USD", "-1"],
     ["LOG_LEVEL", "loud"],
@@ -144,5 +143,19 @@ describe("loadConfig", () => {
     ])("refuses a half configuration: %j", (env, message) => {
       expect(() => loadConfig(env)).toThrow(message);
     });
+  });
+
+  it("names a secret setting without its value, and masks a password in a URL", () => {
+    const failure = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error("loadConfig accepted it");
+    };
+    expect(failure({ SECRET_KEY: "short-private" })).toBe("Invalid configuration: SECRET_KEY (value not shown, 13 characters): must be at least 32 characters");
+    expect(failure({ X402_RELAYER_PRIVATE_KEY: "0xdeadbeef" })).not.toContain("deadbeef");
+    expect(failure({ SMTP_URL: "mail://user:hunter2@mail.example.com" })).toBe('Invalid configuration: SMTP_URL="mail://user:***@mail.example.com": expected an smtp:// or smtps:// URL');
   });
 });

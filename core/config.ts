@@ -210,6 +210,20 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** Settings whose values are secrets: an error about one names it, never its value. */
+const SECRET_SETTINGS = new Set(["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY"]);
+
+/** A URL with its password replaced, for messages and logs. */
+export function maskUrlPassword(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^@/?#]*@/i, "$1:***@");
+}
+
+/** `NAME="value"` for an error message, with secrets left out and passwords in URLs masked. */
+function shownSetting(name: string, value: string): string {
+  if (SECRET_SETTINGS.has(name)) return `${name} (value not shown, ${value.length} characters)`;
+  return `${name}=${JSON.stringify(maskUrlPassword(value))}`;
+}
+
 /** Parses an environment (normally process.env) once into a Config, or throws ConfigError. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const present = Object.fromEntries(
@@ -219,7 +233,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? "environment");
-    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(present[name] ?? "")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration: ${shownSetting(name, present[name] ?? "")}: ${issue.message}`);
   }
   const e = parsed.data;
   const missing = (name: string, why: string) => new ConfigError(`Invalid configuration: ${name} is required ${why}`);

@@ -33,6 +33,10 @@ export interface Core {
   billing: BackgroundJob & { runOnce(): Promise<void> };
   /** The clock; tests may replace it to move time. */
   now(): Date;
+  /** Aborted once the process begins to stop: long waits (wait_for_event) answer at once rather than hold the shutdown. */
+  stopping: AbortSignal;
+  /** Starts stopping (aborts `stopping`); `close` does it too. The server calls it before draining requests. */
+  beginStopping(): void;
   /** Closes what the core opened (the database, the mail transport). */
   close(): Promise<void>;
 }

@@ -58,6 +58,7 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     await database.close();
     throw error;
   }
+  const stopping = new AbortController();
   const core: Core = {
     config,
     db: database.db,
@@ -73,7 +74,10 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     baseUrl: config.baseUrl ?? `http://localhost:${config.port}`,
     processId: newId("sess"),
     now: () => new Date(),
+    stopping: stopping.signal,
+    beginStopping: () => stopping.abort(),
     async close() {
+      stopping.abort();
       await core.billing.close();
       await core.webhooks.close();
       core.calls.close();

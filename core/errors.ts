@@ -18,8 +18,10 @@ export const ERROR_CODES = {
   insufficient_balance: { status: 402, title: "Insufficient balance", when: "The balance does not cover what was asked." },
   payment_required: { status: 402, title: "Payment required", when: "A paid route was called without a valid payment or agent_token." },
   forbidden: { status: 403, title: "Forbidden", when: "The credentials are valid but may not do this." },
+  origin_not_allowed: { status: 403, title: "Origin not allowed", when: "A browser request to /mcp came from a page on another site (its Origin is neither BASE_URL's nor loopback)." },
   not_found: { status: 404, title: "Not found", when: "No such resource for this account (another account's resource answers the same)." },
   method_not_allowed: { status: 405, title: "Method not allowed", when: "The method is not allowed on this path." },
+  not_acceptable: { status: 406, title: "Not acceptable", when: "The Accept header names no media type this route answers with (MCP needs application/json and text/event-stream)." },
   conflict: { status: 409, title: "Conflict", when: "The state of the resource does not allow the request." },
   cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The key authenticating a revoke request names itself." },
   no_numbers_available: { status: 409, title: "No numbers available", when: "The carrier has no number matching the request (country, type, area code); try another area code." },
@@ -45,10 +47,14 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** One offending field of a validation error. */
+/** Where in an HTTP request a field was sent. */
+export type FieldLocation = "query" | "body" | "header" | "path";
+
+/** One offending field of a validation error; `in` says where the request carried it (HTTP only). */
 export interface FieldError {
   field: string;
   message: string;
+  in?: FieldLocation;
 }
 
 export interface AppErrorOptions {

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { pino, type DestinationStream, type Logger } from "pino";
+import { streamDestination } from "./log-destination.js";
 
 export type { Logger };
 
@@ -17,7 +18,8 @@ export function currentRequestId(): string | undefined {
 
 /**
  * The service logger. Lines written while serving a request carry its `request_id`, even from
- * core code that never sees the request. The stdio MCP server passes stderr as destination.
+ * core code that never sees the request. Lines go to stdout (the stdio MCP server passes stderr)
+ * through a destination that never blocks the process, whatever happens to its reader.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
@@ -30,6 +32,6 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         return requestId ? { request_id: requestId } : {};
       },
     },
-    destination ?? pino.destination(1),
+    destination ?? streamDestination(process.stdout),
   );
 }

@@ -66,8 +66,29 @@ export interface Operation {
    * (text that cannot be stored, for one) to the protocol, which answers them in its own terms.
    */
   protocolBody?: boolean;
-  /** Honours an `Idempotency-Key` header: a retry with the same key and request gets the first answer. */
-  idempotent?: boolean;
+  /**
+   * Why this POST refuses an `Idempotency-Key` (for example: its answer carries a secret the
+   * service does not keep). Unset, a POST that acts for an account honours the key.
+   */
+  idempotencyRefused?: string;
+  /** Reading it changes state (a mailbox poll consumes): never cached, never answered to HEAD. */
+  consumes?: boolean;
   /** Extra members for the operation object, such as MPP's `x-payment-info`. */
   extensions?: Record<string, unknown>;
+}
+
+/**
+ * The one Idempotency-Key rule: every POST that acts for an account (API key, agent token, push
+ * token) honours it, unless the operation names why not; every other operation refuses it.
+ */
+export function takesIdempotencyKey(op: Operation): boolean {
+  return op.method === "post" && op.auth !== "none" && !op.protocolBody && op.idempotencyRefused === undefined;
+}
+
+/** Why an operation refuses an Idempotency-Key, in words for the 422. */
+export function idempotencyRefusal(op: Operation): string {
+  if (op.idempotencyRefused) return op.idempotencyRefused;
+  if (op.method !== "post") return `${op.method.toUpperCase()} can be repeated safely as it is; only POST requests take it`;
+  if (op.auth === "none") return "it acts for no account, so there is nothing to remember the answer under";
+  return "this route's body is a protocol message of its own";
 }

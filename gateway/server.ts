@@ -4,6 +4,7 @@ import type { Config } from "../core/config.js";
 import type { Core } from "../core/context.js";
 import { createCore, type CreateCoreOptions } from "../core/create-core.js";
 import { createApp } from "./app.js";
+import { assertPortFree } from "./port-check.js";
 import { allRoutes } from "./routes/all-routes.js";
 import { carrierSocketRoutes } from "./ws/carrier-sockets.js";
 import { relayRoute } from "./ws/relay.js";
@@ -25,6 +26,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 /** Opens the core, mounts every route and listens on HOST:PORT. */
 export async function startServer(config: Config, options: CreateCoreOptions): Promise<RunningServer> {
+  await assertPortFree(config.port, config.host);
   const core = await createCore(config, options);
   const app = createApp(core, allRoutes(config));
   const server = createServer(app);
@@ -49,6 +51,8 @@ export async function startServer(config: Config, options: CreateCoreOptions): P
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      // Long-polls in flight answer now (with what they have), so draining does not wait them out.
+      core.beginStopping();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       // Upgraded sockets are no longer the HTTP server's to close.
       sockets.forEach((route) => route.close());

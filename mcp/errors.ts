@@ -27,6 +27,8 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   forbidden: "This credential may not do that; use the account's API key.",
   not_found: "Check the id: list_agents, list_numbers and list_calls show the ids this account owns (another account's ids are never visible here).",
   method_not_allowed: TRY_LATER,
+  not_acceptable: "Send Accept: application/json, text/event-stream on every request to the MCP endpoint.",
+  origin_not_allowed: "Connect from a local client or this service's own pages; a browser page on another site may not use this server.",
   conflict: "Read the resource's current state (its get_ tool) and decide again.",
   cannot_revoke_current_key: "Revoke it with another key.",
   no_numbers_available: "Call buy_number again with another area_code, or without one.",

@@ -1,5 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as ToolListing } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ToolListing } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Config } from "../core/config.js";
 import type { Core } from "../core/context.js";
@@ -70,10 +70,8 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
     const requestId = currentRequestId() ?? newId("req");
     return withRequestId(requestId, () => {
       const tool = byName.get(request.params.name);
-      if (!tool) {
-        const error = new AppError("bad_request", `There is no tool named ${JSON.stringify(request.params.name)}; tools/list shows every tool.`);
-        return toolError(error, request.params.name, core.logger, requestId);
-      }
+      // The spec's error handling: an unknown tool is a protocol error (invalid params), not a tool result.
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools/list shows every tool.`);
       return callTool(tool, { core, accountId: principal.accountId, signal: extra.signal }, request.params.arguments ?? {}, requestId);
     });
   });

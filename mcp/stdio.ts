@@ -8,6 +8,9 @@ import { createMcpServer, type McpPrincipal } from "./server.js";
  * Resolves when the client closes stdin.
  */
 export async function serveMcpOverStdio(core: Core, principal: McpPrincipal): Promise<void> {
+  // This process serves no HTTP: links in events reach something only through BASE_URL (a
+  // service on the same database); without it they are null (see publicUrl).
+  core.baseUrl = core.config.baseUrl ?? "";
   const server = createMcpServer(core, principal);
   const ended = new Promise<void>((resolve) => {
     process.stdin.once("end", resolve);

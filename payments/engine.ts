@@ -8,6 +8,7 @@ import type { Core } from "../core/context.js";
 import { settlementBackend, type SettlementBackend } from "./backends.js";
 import { paymentSettings, type PaymentSettings } from "./settings.js";
 import { claimSignature, markSettled, releaseClaim, type PaidRequest, type Settlement } from "./settlements.js";
+import { checkV1Payment, v1Receipt, v1Requirements, type V1Requirements } from "./x402-v1.js";
 
 /** What one request's payment came to, filled in while mppx verifies and settles it. */
 interface PaymentScope extends PaidRequest {
@@ -38,12 +39,14 @@ export class PaymentEngine {
   private readonly mppx: ReturnType<typeof this.create>;
   /** For requests that also carry a Bearer credential: MPP then travels in Payment-Authorization. */
   private readonly mppxBesideAuth: ReturnType<typeof this.create>;
+  /** The settlement backend behind the single-use claim; x402 v1 payments are settled through it directly. */
+  private readonly backend: SettlementBackend;
 
   constructor(private readonly core: Core) {
     this.settings = paymentSettings(core);
-    const backend = this.guard(settlementBackend(core, this.settings));
-    this.mppx = this.create(backend, false);
-    this.mppxBesideAuth = this.create(backend, true);
+    this.backend = this.guard(settlementBackend(core, this.settings));
+    this.mppx = this.create(this.backend, false);
+    this.mppxBesideAuth = this.create(this.backend, true);
   }
 
   private create(backend: SettlementBackend, requiresAuth: boolean) {
@@ -108,6 +111,8 @@ export class PaymentEngine {
    * exact bytes the client sent (MPP binds a digest of it).
    */
   async collect(request: Request, amountMicros: number, paid: PaidRequest & { description: string; besideAuth: boolean }): Promise<Collection> {
+    const v1 = request.headers.get("x-payment");
+    if (v1 !== null) return this.collectV1(request, v1, amountMicros, paid);
     const context: PaymentScope = { scope: paid.scope, requestHash: paid.requestHash };
     const mppx = paid.besideAuth ? this.mppxBesideAuth : this.mppx;
     const result = await this.scope.run(context, () =>
@@ -122,5 +127,39 @@ export class PaymentEngine {
     const settled = context.settled!;
     const receipt = result.withReceipt(new Response(null, { status: 200 }));
     return { kind: "paid", settlementId: settled.settlementId, payer: settled.payer, amountMicros: settled.amountMicros, receiptHeaders: receipt.headers };
+  }
+
+  /** What x402 v1 clients are offered for a request (in the 402's body): empty off Base. */
+  v1Accepts(amountMicros: number, resource: string, description: string): V1Requirements[] {
+    const requirements = v1Requirements(this.settings, amountMicros, resource, description);
+    return requirements ? [requirements] : [];
+  }
+
+  /**
+   * An x402 v1 `X-PAYMENT`: checked against this request's price offline, then verified and
+   * settled through the same guarded backend as v2, so the single-use claim, the stored answer
+   * for a retry and the credit to the payer's account are the same. A refusal answers with the
+   * usual challenges (and the v1 one in the body).
+   */
+  private async collectV1(request: Request, header: string, amountMicros: number, paid: PaidRequest & { description: string; besideAuth: boolean }): Promise<Collection> {
+    const refuse = async (reason: string): Promise<Collection> => {
+      const headers = new Headers(request.headers);
+      headers.delete("x-payment");
+      const challenge = await this.collect(new Request(request, { headers }), amountMicros, paid);
+      return challenge.kind === "challenge" ? { ...challenge, reason } : challenge;
+    };
+    const [requirements] = this.v1Accepts(amountMicros, request.url, paid.description);
+    if (!requirements) return refuse(`x402 v1 (X-PAYMENT) is accepted on Base only; this service is paid on ${this.settings.network}: pay with x402 v2 (PAYMENT-SIGNATURE)`);
+    const checked = await checkV1Payment(header, requirements, this.settings, Math.floor(this.core.now().getTime() / 1000));
+    if (typeof checked === "string") return refuse(checked);
+    const verified = await this.backend.verify(checked.payload, checked.requirements).catch(() => ({ isValid: false, invalidReason: "the payment could not be verified" }));
+    if (!verified.isValid) return refuse(verified.invalidReason ?? "the payment was not accepted");
+    const context: PaymentScope = { scope: paid.scope, requestHash: paid.requestHash };
+    const settled = await this.scope.run(context, () => this.backend.settle(checked.payload, checked.requirements));
+    if (context.replay) return { kind: "replay", settlement: context.replay };
+    if (!settled.success || !context.settled) return refuse(context.refusal ?? settled.errorMessage ?? "the payment could not be settled");
+    const { settlementId, payer, amountMicros: credited } = context.settled;
+    const receiptHeaders = new Headers({ "X-PAYMENT-RESPONSE": v1Receipt(requirements, settled.transaction, payer) });
+    return { kind: "paid", settlementId, payer, amountMicros: credited, receiptHeaders };
   }
 }

@@ -10,5 +10,5 @@ const stale = !existsSync(marker) || statSync("package-lock.json").mtimeMs > sta
 if (stale) {
   process.stderr.write("agentline: installing dependencies (npm ci)...\n");
   // npm's output goes to stderr: stdout belongs to the command that follows (an API key, say).
-  execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { stdio: ["ignore", 2, 2] });
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=warn"], { stdio: ["ignore", 2, 2] });
 }

@@ -59,13 +59,13 @@ describe("malformed requests", () => {
     }
     const missing = await api.request("POST", "/v1/agents");
     expectProblem(missing, 422, "validation_error");
-    expect(missing.body.errors).toEqual([{ field: "body", message: "is required: send a JSON object" }]);
+    expect(missing.body.errors).toEqual([{ field: "body", in: "body", message: "is required: send a JSON object" }]);
   });
 
   it("answers 422 to text the database cannot store, wherever it is", async () => {
     const nul = await api.post("/v1/agents", { name: "a\u0000b" });
     expectProblem(nul, 422, "validation_error");
-    expect(nul.body.errors).toEqual([{ field: "name", message: expect.stringContaining("NUL") }]);
+    expect(nul.body.errors).toEqual([{ field: "name", in: "body", message: expect.stringContaining("NUL") }]);
     const surrogate = await api.post("/v1/agents", { name: "ok", metadata: { note: "\ud800" } });
     expect(surrogate.body.errors[0].field).toBe("metadata.note");
     expectProblem(await api.get("/v1/agents/%00"), 404, "not_found");

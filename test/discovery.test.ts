@@ -64,7 +64,7 @@ describe("/openapi.json", () => {
       expect(op.responses["401"]).toBeDefined();
       if (route.price) expect(op.responses["402"]).toBeDefined();
     }
-    expect(body.paths["/v1/agents"].post.requestBody.content["application/json"].schema.$ref).toBe("#/components/schemas/CreateAgentRequest");
+    expect(body.paths["/v1/agents"].post.requestBody.$ref).toBe("#/components/requestBodies/CreateAgentRequest");
   });
 
   it("never advertises a query parameter as nullable (a query string cannot carry null)", async () => {

@@ -51,3 +51,19 @@ export const UpdateAgentBody = z
 export type UpdateAgentBody = z.infer<typeof UpdateAgentBody>;
 
 export const AgentIdParams = z.object({ agent_id: z.string().meta({ description: "The agent's id (agt_...)" }) });
+
+const NumberRef = z.object({ number_id: z.string(), phone_number: PhoneNumber });
+
+/** What deleting an agent did: the agent is gone, and so are the numbers it was paying for. */
+export const DeletedAgent = z
+  .object({
+    agent_id: z.string(),
+    deleted: z.literal(true),
+    released_numbers: z.array(NumberRef).meta({
+      description: "The agent's purchased numbers, released with it (permanently): no more monthly fees. Reassign a number before deleting to keep it.",
+    }),
+    unassigned_numbers: z.array(NumberRef).meta({
+      description: "The agent's attached numbers (bought elsewhere, no fee here): they stay on the account, unassigned, until reassigned or released.",
+    }),
+  })
+  .meta({ id: "DeletedAgent" });

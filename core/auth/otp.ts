@@ -27,8 +27,8 @@ function codeHash(core: Core, email: string, code: string): string {
 }
 
 /**
- * Sends a 6-digit sign-in code. The answer is the same whether the address has an account or
- * not. A new code replaces the previous one. Limited per address and per IP (429 beyond).
+ * Sends a 6-digit sign-in code (with no SMTP_URL, writes it to the log and answers `logged`). The
+ * answer is the same whether the address has an account or not. A new code replaces the previous one. Limited per address and per IP (429 beyond).
  */
 export async function requestOtp(core: Core, input: { email: string; ip: string }) {
   const email = normalizeEmail(input.email);
@@ -55,6 +55,10 @@ export async function requestOtp(core: Core, input: { email: string; ip: string 
   } catch (cause) {
     core.logger.error({ err: cause }, "sign-in mail could not be sent");
     throw new AppError("service_unavailable", "The sign-in code could not be e-mailed right now. Try again shortly.", { cause });
+  }
+  // Without a mail server the code reached only the server log: the answer says so rather than "sent".
+  if (core.mailer.delivery === "log") {
+    return { status: "logged" as const, email, expires_in_seconds: OTP_LIFETIME_MS / 1000, detail: "No mail server is configured (SMTP_URL): the code was written to the server log." };
   }
   return { status: "sent" as const, email, expires_in_seconds: OTP_LIFETIME_MS / 1000 };
 }

@@ -7,9 +7,12 @@ export const OtpRequestBody = z.strictObject({ email: Email }).meta({ id: "OtpRe
 
 export const OtpRequestResult = z
   .object({
-    status: z.literal("sent"),
+    status: z.enum(["sent", "logged"]).meta({
+      description: "`sent`: the code was e-mailed. `logged`: this server has no mail server (SMTP_URL), so the code was written to its log (development only).",
+    }),
     email: z.string(),
     expires_in_seconds: z.number().int(),
+    detail: z.string().optional().meta({ description: "With `logged`: where the code went." }),
   })
   .meta({ id: "OtpRequestResult", description: "The same answer whether or not the address has an account." });
 

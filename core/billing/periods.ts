@@ -26,6 +26,9 @@ const RangeBound = z
   })
   .refine((s) => Date.parse(s) >= EARLIEST && Date.parse(s) < LATEST, "must fall in the years 1970 to 9999 (UTC)");
 
+// How the documentation states RangeBound: a date or an RFC 3339 date-time (which needs Z or an offset).
+const RANGE_FORMATS = [{ format: "date" }, { format: "date-time" }];
+
 /**
  * The period fields of a report's query, to spread into a strict query schema (an object with
  * refinements cannot be extended, so the rules between fields are checked by `resolvePeriod`).
@@ -36,12 +39,14 @@ export const PeriodFields = {
     .optional()
     .meta({ description: "The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to." }),
   from: RangeBound.optional().meta({
-    description: "Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time. Needs `to`.",
+    description: "Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`.",
     example: "2026-11-01",
+    anyOf: RANGE_FORMATS,
   }),
   to: RangeBound.optional().meta({
-    description: `End of an explicit range, exclusive; after \`from\` and at most ${MAX_RANGE_DAYS} days from it. Needs \`from\`.`,
+    description: `End of an explicit range, exclusive: a date or date-time like \`from\`, after it and at most ${MAX_RANGE_DAYS} days from it. Only together with \`from\`.`,
     example: "2026-12-01",
+    anyOf: RANGE_FORMATS,
   }),
 };
 

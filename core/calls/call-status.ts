@@ -12,6 +12,7 @@ import type { EventType } from "../events/schemas.js";
 import { sessionEnd, sessionStart } from "../webhooks/protocol2.js";
 import { readTranscript, type CallRow } from "./call-records.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
+import { publicUrl } from "../public-url.js";
 import { sessionKey } from "./turns.js";
 
 /** The bus channel on which every call status change is announced (ids and status only). */
@@ -25,8 +26,8 @@ const ENDING_EVENTS: Partial<Record<CallStatus, EventType>> = {
   canceled: "call.canceled",
 };
 
-export function transcriptUrl(core: Core, callId: string): string {
-  return `${core.baseUrl}/v1/calls/${callId}/transcript`;
+export function transcriptUrl(core: Core, callId: string): string | null {
+  return publicUrl(core, `/v1/calls/${callId}/transcript`);
 }
 
 // A call only moves forward: queued, ringing, in-progress, then one of the ends.

@@ -8,6 +8,7 @@ import { AppError } from "../errors.js";
 import { recordEvent } from "../events/events.js";
 import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
 import { newId } from "../ids.js";
+import { publicUrl } from "../public-url.js";
 import { taskAmend, taskCancel, taskOpen } from "../webhooks/protocol2.js";
 import { readTranscript, type CallRow } from "./call-records.js";
 import { pushTokenFor } from "./push-token.js";
@@ -17,8 +18,9 @@ export function sessionKey(agentId: string, callId: string): string {
   return `agentline:${agentId}:${callId}`;
 }
 
-export function pushContextUrl(core: Core, callId: string, turnId: string): string {
-  return `${core.baseUrl}/v1/calls/${callId}/context?turn_id=${turnId}`;
+/** Where a turn's answer is pushed; null when this process serves no HTTP (see publicUrl). */
+export function pushContextUrl(core: Core, callId: string, turnId: string): string | null {
+  return publicUrl(core, `/v1/calls/${callId}/context?turn_id=${turnId}`);
 }
 
 async function lockLiveCall(tx: Transaction, callId: string): Promise<CallRow> {

@@ -33,7 +33,11 @@ export const EventEnvelope = z
     turn_id: z.string().optional().meta({ description: "call.utterance only: echo it exactly when pushing context" }),
     session_key: z.string().optional().meta({ description: "call.utterance only: one key per call, for the runtime's session" }),
     conversation: z.array(TranscriptLine).optional().meta({ description: "call.utterance only: the call so far, this utterance last" }),
-    push_context_url: z.string().optional().meta({ description: "call.utterance only: where to POST the answer" }),
+    push_context_url: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: "call.utterance only: where to POST the answer; null when the service serves no HTTP (a local stdio MCP install): answer with the push_context tool" }),
     push_token: z.string().optional().meta({ description: "call.utterance only: Bearer token for push_context_url, good for this call until it ends" }),
   })
   .meta({ id: "Event" });

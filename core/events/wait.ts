@@ -13,7 +13,7 @@ const RECHECK_MS = 1_000;
 export interface WaitOptions {
   limit: number;
   timeoutMs: number;
-  /** Ends the wait early (the client went away); the answer is then whatever was taken. */
+  /** Ends the wait early (the client went away); the answer is then whatever was taken. The process stopping ends it too. */
   signal?: AbortSignal | undefined;
 }
 
@@ -23,6 +23,8 @@ export interface WaitOptions {
  * by a poll. An agent or call that is not the account's is a 404 before any waiting.
  */
 export async function waitForEvents(core: Core, accountId: string, filter: EventFilter, options: WaitOptions) {
+  // The client going away ends the wait, and so does this process beginning to stop.
+  const signal = options.signal ? AbortSignal.any([options.signal, core.stopping]) : core.stopping;
   if (filter.agentId) await loadAgent(core.db, accountId, filter.agentId);
   const call = filter.callId ? await loadCall(core.db, accountId, filter.callId) : undefined;
   // A call's events are its agent's: waiting on a call wakes only for that agent's events.
@@ -40,18 +42,18 @@ export async function waitForEvents(core: Core, accountId: string, filter: Event
       announced = false;
       const batch = await claimEvents(core, accountId, filter, options.limit);
       const left = deadline - Date.now();
-      if (batch.data.length > 0 || left <= 0 || options.signal?.aborted) return { ...batch, timed_out: batch.data.length === 0 };
+      if (batch.data.length > 0 || left <= 0 || signal.aborted) return { ...batch, timed_out: batch.data.length === 0 };
       // An announcement that came while the claim ran is not lost: look again at once.
       if (announced) continue;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
-          options.signal?.removeEventListener("abort", done);
+          signal.removeEventListener("abort", done);
           wake = undefined;
           resolve();
         };
         const timer = setTimeout(done, Math.min(left, RECHECK_MS));
-        options.signal?.addEventListener("abort", done, { once: true });
+        signal.addEventListener("abort", done, { once: true });
         wake = done;
       });
     }

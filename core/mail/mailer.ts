@@ -9,6 +9,8 @@ export interface MailMessage {
 
 /** Sends mail. Over SMTP when SMTP_URL is set; otherwise into the log, for development. */
 export interface Mailer {
+  /** `smtp`: messages go out; `log`: they are only written to the server log (no SMTP_URL). */
+  readonly delivery: "smtp" | "log";
   send(message: MailMessage): Promise<void>;
   close(): void;
 }
@@ -17,6 +19,7 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
   const { smtpUrl, from, logger } = options;
   if (!smtpUrl) {
     return {
+      delivery: "log",
       async send(message) {
         // Development only: with no mail server the message goes to the log, its subject (which
         // carries any sign-in code) in the message itself, so a person can spot it at a glance.
@@ -27,6 +30,7 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
   }
   const transport = nodemailer.createTransport(smtpUrl);
   return {
+    delivery: "smtp",
     async send(message) {
       await transport.sendMail({ from, ...message });
     },

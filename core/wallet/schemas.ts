@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Agent, UpdateAgentBody } from "../agents/schemas.js";
 import { BuyNumberBody, PhoneNumberRecord } from "../numbers/schemas.js";
-import { Money, USD_AMOUNT } from "../billing/money.js";
+import { formatMicros, Money, USD_AMOUNT } from "../billing/money.js";
 import { PhoneNumber } from "../schemas/common.js";
 
 export const WalletBuyBody = BuyNumberBody.omit({ agent_id: true })
@@ -18,12 +18,18 @@ export const WalletCallBody = z.strictObject({ to_number: PhoneNumber }).meta({ 
 
 export const WalletAgentUpdate = UpdateAgentBody;
 
-export const TopupQuery = z.strictObject({
-  amount: z
-    .string()
-    .regex(USD_AMOUNT, "must be a dollar amount such as 5 or 2.50 (at most 6 decimals)")
-    .meta({ description: "USD to add to the balance", example: "5.00" }),
-});
+/** The top-up's query, documenting this server's bounds (TOPUP_MIN_USD, TOPUP_MAX_USD) as the price enforces them. */
+export function topupQuery(bounds: { minMicros: number; maxMicros: number }) {
+  return z.strictObject({
+    amount: z
+      .string()
+      .regex(USD_AMOUNT, "must be a dollar amount such as 5 or 2.50 (at most 6 decimals)")
+      .meta({
+        description: `USD to add to the balance: from ${formatMicros(bounds.minMicros)} to ${formatMicros(bounds.maxMicros)}, at most 6 decimals`,
+        example: "5.00",
+      }),
+  });
+}
 
 export const TopupResult = z
   .object({

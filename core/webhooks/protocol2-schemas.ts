@@ -48,7 +48,7 @@ export const TaskOpen = Base.extend({
   text: z.string(),
   input: z.enum(["speech", "dtmf"]),
   conversation: z.array(Line),
-  push_context_url: z.string(),
+  push_context_url: z.string().nullable().meta({ description: "null when the service serves no HTTP (a local stdio MCP install)" }),
   push_token: z.string(),
 }).meta({ id: "CallTaskOpen", description: "The caller finished a turn: answer it through push_context_url." });
 
@@ -58,7 +58,7 @@ export const TaskAmend = Base.extend({
   text: z.string().meta({ description: "What the caller added" }),
   full_text: z.string().meta({ description: "The whole task so far" }),
   conversation: z.array(Line),
-  push_context_url: z.string(),
+  push_context_url: z.string().nullable().meta({ description: "null when the service serves no HTTP (a local stdio MCP install)" }),
   push_token: z.string(),
 }).meta({ id: "CallTaskAmend", description: "With supports_amend: the caller said more before the task was answered." });
 
@@ -75,7 +75,7 @@ export const SessionEnd = Base.extend({
   answered_at: Timestamp.nullable(),
   ended_at: Timestamp,
   duration_seconds: z.number().int().nullable(),
-  transcript_url: z.string(),
+  transcript_url: z.string().nullable().meta({ description: "null when the service serves no HTTP (a local stdio MCP install)" }),
 }).meta({ id: "CallSessionEnd", description: "The call ended." });
 
 /** Every kind of webhook POST, for the OpenAPI document's `webhooks` section. */

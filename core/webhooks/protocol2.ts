@@ -93,7 +93,7 @@ export function taskOpen(envelope: EventEnvelope): SessionMessage {
 export function taskAmend(
   id: string,
   call: CallRow,
-  task: { turnId: string; text: string; fullText: string; conversation: unknown; pushContextUrl: string; pushToken: string },
+  task: { turnId: string; text: string; fullText: string; conversation: unknown; pushContextUrl: string | null; pushToken: string },
   createdAt: Date,
 ): SessionMessage {
   return {

@@ -24,36 +24,66 @@ export const Webhook = z
 export type Webhook = z.infer<typeof Webhook>;
 
 const WebhookFields = z.strictObject({
-    agent_id: z.string().min(1),
-    url: z.string().min(1).max(2048).meta({ description: "https:// URL that receives the agent's events", example: "https://agent.example.com/hooks/agentline" }),
-    secret: z
-      .string()
-      .regex(/^[\x21-\x7e]{16,256}$/, "must be 16 to 256 printable characters without spaces")
-      .optional()
-      .meta({ description: "HMAC signing secret; generated (whsec_...) when omitted" }),
-    signature_header: z
-      .string()
-      .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, "must be an HTTP header name")
-      .refine((h) => !RESERVED_HEADERS.test(h), "is a header the service sets itself")
-      .default("X-Webhook-Signature")
-      .meta({ description: "Header carrying the hex HMAC-SHA256 of the raw body; X-Hub-Signature-256 gives GitHub's name" }),
-    protocol: z.enum(PROTOCOLS).default("service-relay/1"),
-    capabilities: z
-      .array(z.enum(CAPABILITIES))
-      .max(CAPABILITIES.length)
-      .refine((c) => new Set(c).size === c.length, "must not repeat a capability")
-      .default([])
-      .meta({ description: "service-relay/2 only" }),
-  });
+  agent_id: z.string().min(1),
+  url: z.string().min(1).max(2048).meta({ description: "https:// URL that receives the agent's events", example: "https://agent.example.com/hooks/agentline" }),
+  secret: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,256}$/, "must be 16 to 256 printable characters without spaces")
+    .optional()
+    .meta({ description: "HMAC signing secret. Omitted: a new webhook gets a generated one (whsec_...), a replaced one keeps its own" }),
+  rotate_secret: z
+    .boolean()
+    .default(false)
+    .meta({ description: "true: generate a new secret for a webhook being replaced (the old one stops verifying at once). Not with `secret`" }),
+  signature_header: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, "must be an HTTP header name")
+    .refine((h) => !RESERVED_HEADERS.test(h), "is a header the service sets itself")
+    .default("X-Webhook-Signature")
+    .meta({ description: "Header carrying the hex HMAC-SHA256 of the raw body; X-Hub-Signature-256 gives GitHub's name and format (sha256=<hex>)" }),
+  protocol: z.enum(PROTOCOLS).default("service-relay/1"),
+  capabilities: z
+    .array(z.enum(CAPABILITIES))
+    .max(CAPABILITIES.length)
+    .refine((c) => new Set(c).size === c.length, "must not repeat a capability")
+    .default([])
+    .meta({ description: "protocol service-relay/2 only (with service-relay/1 it must be empty); no capability twice", uniqueItems: true }),
+});
 
-const protocol2Only = (b: { protocol: string; capabilities: string[] }) => b.protocol === "service-relay/2" || b.capabilities.length === 0;
+type WebhookInput = { protocol: string; capabilities: string[]; secret?: string | undefined; rotate_secret: boolean };
+const protocol2Only = (b: WebhookInput) => b.protocol === "service-relay/2" || b.capabilities.length === 0;
 const protocol2OnlyIssue = { path: ["capabilities"], message: "apply to protocol service-relay/2 only" };
+const secretOrRotation = (b: WebhookInput) => !(b.secret !== undefined && b.rotate_secret);
+const secretOrRotationIssue = { path: ["rotate_secret"], message: "cannot be true when a secret is given: send one or the other" };
 
-export const SetWebhookBody = WebhookFields.refine(protocol2Only, protocol2OnlyIssue).meta({ id: "SetWebhookRequest" });
+/**
+ * The rules between fields, as JSON Schema says them (OpenAPI 3.1): capabilities need protocol
+ * service-relay/2, and a secret is not sent with rotate_secret: true.
+ */
+const BETWEEN_FIELDS = {
+  allOf: [
+    { anyOf: [{ required: ["protocol"], properties: { protocol: { const: "service-relay/2" } } }, { properties: { capabilities: { maxItems: 0 } } }] },
+    { not: { required: ["secret", "rotate_secret"], properties: { secret: { type: "string" }, rotate_secret: { const: true } } } },
+  ],
+};
+
+export const SetWebhookBody = WebhookFields.refine(protocol2Only, protocol2OnlyIssue)
+  .refine(secretOrRotation, secretOrRotationIssue)
+  .meta({ id: "SetWebhookRequest", ...BETWEEN_FIELDS });
 export type SetWebhookBody = z.infer<typeof SetWebhookBody>;
 
 /** The same, on the no-signup route: the webhook is the wallet's agent's. */
-export const SetWalletWebhookBody = WebhookFields.omit({ agent_id: true }).refine(protocol2Only, protocol2OnlyIssue).meta({ id: "SetWalletWebhookRequest" });
+export const SetWalletWebhookBody = WebhookFields.omit({ agent_id: true })
+  .refine(protocol2Only, protocol2OnlyIssue)
+  .refine(secretOrRotation, secretOrRotationIssue)
+  .meta({ id: "SetWalletWebhookRequest", ...BETWEEN_FIELDS });
+
+/** What setting a webhook answers: the webhook, and whether its secret changed. */
+export const SetWebhookResult = Webhook.extend({
+  secret: z.string().meta({ description: "In full when it was just created or changed; masked (`whsec_…abcd`) when the webhook kept its secret." }),
+  secret_changed: z.boolean().meta({ description: "True when this request set a new secret (creation, a given secret, or rotate_secret): receivers must use the new one." }),
+}).meta({ id: "SetWebhookResult" });
+export type SetWebhookResult = z.infer<typeof SetWebhookResult>;
 
 export const AgentIdQuery = z.strictObject({ agent_id: z.string().min(1) });
 

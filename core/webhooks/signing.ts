@@ -9,9 +9,12 @@ function standardKey(secret: string): Buffer {
   return secret.startsWith("whsec_") ? Buffer.from(secret.slice(6), "base64") : Buffer.from(secret, "utf8");
 }
 
+const GITHUB_HEADER = "x-hub-signature-256";
+
 /**
  * The headers that let a receiver verify a delivery: the service's own header (lowercase hex
- * HMAC-SHA256 of the raw body, keyed with the secret as written) and the Standard Webhooks
+ * HMAC-SHA256 of the raw body, keyed with the secret as written; `sha256=<hex>` under GitHub's
+ * X-Hub-Signature-256, as GitHub sends it) and the Standard Webhooks
  * trio (`webhook-id`, `webhook-timestamp`, `webhook-signature`), which also lets a receiver
  * reject replays by their timestamp.
  */
@@ -25,8 +28,10 @@ export function signatureHeaders(options: {
   const { secret, signatureHeader, messageId, body } = options;
   const seconds = Math.floor(options.timestamp.getTime() / 1000);
   const standard = createHmac("sha256", standardKey(secret)).update(`${messageId}.${seconds}.${body}`).digest("base64");
+  const hex = createHmac("sha256", secret).update(body).digest("hex");
   return {
-    [signatureHeader]: createHmac("sha256", secret).update(body).digest("hex"),
+    // Under GitHub's header name, GitHub's format (what its verifiers expect); elsewhere the spec's bare hex.
+    [signatureHeader]: signatureHeader.toLowerCase() === GITHUB_HEADER ? `sha256=${hex}` : hex,
     "webhook-id": messageId,
     "webhook-timestamp": String(seconds),
     "webhook-signature": `v1,${standard}`,

@@ -10,6 +10,9 @@ for (const [net, prefix] of [
 ] as const) blocked.addSubnet(net, prefix, "ipv4");
 for (const [net, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96]] as const) blocked.addSubnet(net, prefix, "ipv6");
 
+/** How to lift the guard, for the messages that refuse a target: a setting of the server, for development. */
+const DEVELOPMENT_ONLY = "a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development,";
+
 /** True for an address a webhook may not target (IPv4-mapped IPv6 is judged as its IPv4). */
 export function isPrivateAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
@@ -31,11 +34,13 @@ export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | 
     return "must be an absolute URL";
   }
   if (url.username || url.password) return "must not carry credentials";
-  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) return "must be an https:// URL";
+  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
+    return url.protocol === "http:" ? `must be an https:// URL (${DEVELOPMENT_ONLY} allows http://)` : "must be an https:// URL";
+  }
   if (allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host))) {
-    return "must not point at a private, loopback or link-local address";
+    return `must not point at a private, loopback or link-local address (${DEVELOPMENT_ONLY} allows them)`;
   }
   return null;
 }
@@ -51,7 +56,7 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       const list = addresses as unknown as LookupAddress[];
       const usable = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
       if (usable.length === 0) {
-        return callback(Object.assign(new Error(`${hostname} resolves only to private addresses`), { code: "EPRIVATE" }), "", 0);
+        return callback(Object.assign(new Error(`${hostname} resolves only to private addresses (${DEVELOPMENT_ONLY} allows them)`), { code: "EPRIVATE" }), "", 0);
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);

@@ -9,7 +9,7 @@ import { AppError } from "../errors.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 import { toPage, type Pagination } from "../schemas/common.js";
-import type { Capability, SetWebhookBody, Webhook } from "./schemas.js";
+import type { Capability, SetWebhookBody, SetWebhookResult, Webhook } from "./schemas.js";
 import { openSecret, sealSecret } from "./secret-box.js";
 import { webhookUrlProblem } from "./url-guard.js";
 
@@ -45,31 +45,34 @@ export async function findWebhook(db: Executor, agentId: string): Promise<Webhoo
 }
 
 /**
- * Creates the agent's webhook, or replaces the one it has (an agent has one). The response is
- * the only time the secret is shown in full.
+ * Creates the agent's webhook, or replaces the one it has (an agent has one). A replacement
+ * keeps its secret unless a new one is given or `rotate_secret` asks for one, so a receiver's
+ * verification never breaks by surprise; `secret_changed` says which happened. The secret is
+ * shown in full only in the answer that set it.
  */
-export async function setWebhook(core: Core, accountId: string, input: SetWebhookBody): Promise<{ webhook: Webhook; created: boolean }> {
+export async function setWebhook(core: Core, accountId: string, input: SetWebhookBody): Promise<{ webhook: SetWebhookResult; created: boolean }> {
   const problem = webhookUrlProblem(input.url, core.config.allowPrivateWebhooks);
   if (problem) throw new AppError("validation_error", `The webhook url ${problem}.`, { errors: [{ field: "url", message: problem }] });
   await loadAgent(core.db, accountId, input.agent_id);
-  const secret = input.secret ?? `whsec_${randomBytes(24).toString("base64")}`;
+  const existing = await findWebhook(core.db, input.agent_id);
+  const kept = existing && input.secret === undefined && !input.rotate_secret ? webhookSecret(core, existing) : undefined;
+  const secret = kept ?? input.secret ?? `whsec_${randomBytes(24).toString("base64")}`;
+  const changed = !existing || (kept === undefined && secret !== webhookSecret(core, existing));
   const now = core.now();
   const values = {
     url: input.url,
-    secretCiphertext: sealSecret(secretKey(core), secret),
-    secretLastFour: secret.slice(-4),
+    ...(changed ? { secretCiphertext: sealSecret(secretKey(core), secret), secretLastFour: secret.slice(-4) } : {}),
     signatureHeader: input.signature_header,
     protocol: input.protocol,
     capabilities: input.capabilities,
     updatedAt: now,
   };
-  const existing = await findWebhook(core.db, input.agent_id);
   const [row] = await core.db
     .insert(webhooks)
-    .values({ webhookId: newId("wh"), accountId, agentId: input.agent_id, createdAt: now, ...values })
+    .values({ webhookId: newId("wh"), accountId, agentId: input.agent_id, createdAt: now, secretCiphertext: sealSecret(secretKey(core), secret), secretLastFour: secret.slice(-4), ...values })
     .onConflictDoUpdate({ target: webhooks.agentId, set: values })
     .returning();
-  return { webhook: present(row!, secret), created: !existing };
+  return { webhook: { ...present(row!, changed ? secret : undefined), secret_changed: changed }, created: !existing };
 }
 
 /** The agent's webhook, secret masked, or undefined when it has none. */

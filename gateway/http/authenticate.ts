@@ -4,6 +4,7 @@ import { authenticateApiKey, type ApiKeyPrincipal } from "../../core/auth/api-ke
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import type { AuthPolicy } from "../../discovery/operation.js";
+import { wrongCredentialDetail } from "./credential-hints.js";
 
 export type ApiKeyAuth = ApiKeyPrincipal & { kind: "api_key" };
 export type Anonymous = { kind: "anonymous" };
@@ -68,6 +69,8 @@ export async function authenticate(core: Core, policy: AuthPolicy, req: Request)
   if (policy === "api_key_or_push_token" && token.startsWith("pt_")) return { kind: "push_token", token } satisfies PushTokenAuth;
   // Every policy left takes an API key; a new policy fails to compile here until it is handled above.
   policy satisfies "api_key" | "api_key_or_push_token" | "api_key_or_agent_token" | "payment";
+  const wrongKind = wrongCredentialDetail(policy, token);
+  if (wrongKind) throw new AppError("unauthorized", wrongKind, { headers: challenge("invalid_token") });
   const principal = await authenticateApiKey(core, token);
   if (!principal) throw new AppError("unauthorized", "The API key is invalid or has been revoked.", { headers: challenge("invalid_token") });
   if (policy === "payment") return { kind: "unpaid", accountId: principal.accountId } satisfies UnpaidAuth;

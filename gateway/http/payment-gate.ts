@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import { findOrCreateWalletAccount } from "../../core/accounts/accounts.js";
+import { issueAgentToken } from "../../core/auth/agent-tokens.js";
 import { balanceOf } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
 import type { Core } from "../../core/context.js";
@@ -12,8 +13,17 @@ import { publicBaseUrl } from "./problem.js";
 import { replay } from "./stored-answers.js";
 import type { Reply } from "./reply.js";
 
-/** A paid request, resolved: who it acts for (and the receipt to return), or the stored answer of a retry. */
-export type GateOutcome = { principal: WalletAuth | PaymentAuth; receiptHeaders: Record<string, string> } | { reply: Reply };
+/** A payment settled and credited for this request: who paid and how much. */
+export interface PaymentMade {
+  payer: `0x${string}`;
+  amountMicros: number;
+}
+
+/**
+ * A paid request, resolved: who it acts for (with the receipt to return and, when a payment
+ * came with it, that payment), or the stored answer of a retry.
+ */
+export type GateOutcome = { principal: WalletAuth | PaymentAuth; receiptHeaders: Record<string, string>; payment?: PaymentMade } | { reply: Reply };
 
 /** The request as the payment libraries read it: a Fetch Request with the exact bytes sent. */
 function toFetchRequest(req: Request): globalThis.Request {
@@ -36,21 +46,24 @@ function toFetchRequest(req: Request): globalThis.Request {
 function howToPay(req: Request, price: number): string {
   const base = publicBaseUrl(req);
   return (
-    `This request costs ${formatMicros(price)} USD. Pay with x402 (the PAYMENT-REQUIRED challenge; answer with PAYMENT-SIGNATURE) ` +
+    `This request costs ${formatMicros(price)} USD. Pay with x402 (the PAYMENT-REQUIRED challenge; answer with PAYMENT-SIGNATURE, or x402 v1's X-PAYMENT) ` +
     `or MPP (the WWW-Authenticate: Payment challenge; answer with Authorization: Payment), or send an agent_token ('Authorization: Bearer at_...') ` +
     `whose balance covers it: top up at ${base}/v1/billing/topup/x402/pay?amount=. Details: ${base}/.well-known/agent-payments.json.`
   );
 }
 
-function paymentProblem(req: Request, code: "payment_required" | "insufficient_balance", price: number, headers: Headers, reason?: string): AppError {
+function paymentProblem(req: Request, engine: PaymentEngine, route: Operation, code: "payment_required" | "insufficient_balance", price: number, headers: Headers, reason?: string): AppError {
   const challengeHeaders: Record<string, string> = {};
   headers.forEach((value, name) => {
     if (name !== "content-type" && name !== "content-length") challengeHeaders[name] = value;
   });
   const base = publicBaseUrl(req);
+  // x402 v1 clients read their challenge from the body, and pay with X-PAYMENT.
+  const accepts = engine.v1Accepts(price, base + req.originalUrl, route.summary);
+  const v1 = accepts.length > 0 ? { x402Version: 1, accepts, error: reason ?? "X-PAYMENT header is required" } : {};
   return new AppError(code, `${reason ? `Payment refused: ${reason}. ` : ""}${howToPay(req, price)}`, {
     headers: challengeHeaders,
-    extra: { price: formatMicros(price), currency: "USD", payment_methods: ["x402", "mpp"], topup: `${base}/v1/billing/topup/x402/pay`, discovery: `${base}/.well-known/agent-payments.json` },
+    extra: { price: formatMicros(price), currency: "USD", payment_methods: ["x402", "mpp"], topup: `${base}/v1/billing/topup/x402/pay`, discovery: `${base}/.well-known/agent-payments.json`, ...v1 },
   });
 }
 
@@ -74,14 +87,15 @@ export async function payForRequest(
   const price = await route.price!.amount(core, input as never);
   const unpaid = () => engine.collect(toFetchRequest(req), price, { scope: `${route.method.toUpperCase()} ${route.path}`, requestHash, description: route.summary, besideAuth: req.get("authorization") !== undefined });
 
-  if (auth.kind === "agent_token") {
-    if ((await balanceOf(core.db, auth.accountId)) >= price) return { principal: { kind: "wallet", accountId: auth.accountId, settlementId: null }, receiptHeaders: {} };
-    const asked = await unpaid();
-    throw paymentProblem(req, "insufficient_balance", price, asked.kind === "challenge" ? asked.headers : new Headers());
+  if (auth.kind === "agent_token" && (await balanceOf(core.db, auth.accountId)) >= price) {
+    return { principal: { kind: "wallet", accountId: auth.accountId, settlementId: null }, receiptHeaders: {} };
   }
-
+  // An agent token whose balance falls short may come with a payment: it is credited to the
+  // token's account like any other, never settled and then dropped.
   const collected = await unpaid();
-  if (collected.kind === "challenge") throw paymentProblem(req, "payment_required", price, collected.headers, collected.reason);
+  if (collected.kind === "challenge") {
+    throw paymentProblem(req, engine, route, auth.kind === "agent_token" ? "insufficient_balance" : "payment_required", price, collected.headers, collected.reason);
+  }
   if (collected.kind === "replay") {
     const { responseStatus, responseBody } = collected.settlement;
     return { reply: replay(responseStatus!, responseBody, { "Idempotent-Replayed": "true" }) };
@@ -98,5 +112,26 @@ export async function payForRequest(
     route.auth === "payment"
       ? { kind: "payment", accountId, settlementId: collected.settlementId, payer: collected.payer, amountMicros: collected.amountMicros }
       : { kind: "wallet", accountId, settlementId: collected.settlementId };
-  return { principal, receiptHeaders };
+  return { principal, receiptHeaders, payment: { payer: collected.payer, amountMicros: collected.amountMicros } };
+}
+
+/**
+ * A paid request that was then refused (a 404, a 409, a 402 for a balance the price did not
+ * cover): the payment was credited to the account before the handler ran, and stays there. The
+ * refusal says so, with the balance now and the agent_token that spends it, so a wallet knows
+ * where its money went. The receipt headers are set on the refusal as on a success.
+ */
+export async function withPaymentNote(core: Core, error: AppError, accountId: string, payment: PaymentMade, receiptHeaders: Record<string, string>, testMoney: boolean): Promise<AppError> {
+  const balance = await balanceOf(core.db, accountId);
+  const agentToken = await issueAgentToken(core, core.db, accountId);
+  const note = {
+    credited: formatMicros(payment.amountMicros),
+    balance: formatMicros(balance),
+    currency: "USD",
+    payer: payment.payer,
+    agent_token: agentToken,
+    test_money: testMoney,
+    detail: `Your payment of ${formatMicros(payment.amountMicros)} USD was credited to this wallet's balance before the request was refused, and stays there: spend it with the agent_token on the /v1/x402 routes.`,
+  };
+  return new AppError(error.code, error.detail, { errors: error.errors, headers: { ...receiptHeaders, ...error.headers }, extra: { ...error.extra, payment: note }, cause: error.cause });
 }

@@ -1,7 +1,7 @@
 import { createAgent, getAgent, listAgents, updateAgent } from "../../core/agents/agents.js";
 import { deleteAgent } from "../../core/agents/delete-agent.js";
-import { Agent, AgentIdParams, CreateAgentBody, UpdateAgentBody } from "../../core/agents/schemas.js";
-import { deletedOf, listOf, Pagination } from "../../core/schemas/common.js";
+import { Agent, AgentIdParams, CreateAgentBody, DeletedAgent, UpdateAgentBody } from "../../core/agents/schemas.js";
+import { listOf, Pagination } from "../../core/schemas/common.js";
 import { defineRoute } from "../http/route.js";
 
 const tags = ["Agents"];
@@ -59,11 +59,13 @@ export const agentRoutes = [
     method: "delete",
     path: "/v1/agents/{agent_id}",
     summary: "Delete an agent",
-    description: "Deletes the agent with its calls and messages.",
+    description:
+      "Deletes the agent with its calls and messages, and releases its purchased numbers (permanently: their monthly fees stop); its attached numbers " +
+      "stay on the account, unassigned. The answer lists both. To keep a number, reassign it to another agent first.",
     tags,
     auth: "api_key",
     params: AgentIdParams,
-    response: { status: 200, description: "The agent is deleted", schema: deletedOf("agent_id").meta({ id: "DeletedAgent" }) },
+    response: { status: 200, description: "The agent is deleted", schema: DeletedAgent },
     handler: ({ core, auth, params }) => deleteAgent(core, auth.accountId, params.agent_id),
   }),
 ];

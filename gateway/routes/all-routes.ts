@@ -18,7 +18,7 @@ import { webhookRoutes } from "./webhooks.js";
 import { x402Routes } from "./x402.js";
 
 /** Every route the gateway mounts, in one list: the app serves them and /openapi.json describes them. */
-export function allRoutes(config: Pick<Config, "carrier">): Route[] {
+export function allRoutes(config: Pick<Config, "carrier"> & Partial<Pick<Config, "payments">>): Route[] {
   const routes: Route[] = [];
   routes.push(
     ...discoveryRoutes(() => routes),
@@ -33,7 +33,7 @@ export function allRoutes(config: Pick<Config, "carrier">): Route[] {
     ...voiceRoutes,
     ...feedbackRoutes,
     ...billingRoutes,
-    ...topupRoutes,
+    ...topupRoutes(config.payments),
     ...x402Routes,
     ...mcpRoutes,
   );

@@ -10,7 +10,6 @@ const tags = ["Calls"];
 export const callRoutes = [
   defineRoute({
     operationId: "placeCall",
-    idempotent: true,
     method: "post",
     path: "/v1/calls",
     summary: "Place a call",

@@ -9,6 +9,7 @@ const tags = ["Events"];
 export const eventRoutes = [
   defineRoute({
     operationId: "pollEvents",
+    consumes: true,
     method: "get",
     path: "/v1/events",
     summary: "Poll the mailbox",

@@ -1,9 +1,52 @@
+import type { Request } from "express";
 import { z } from "zod";
+import { AppError } from "../../core/errors.js";
 import { serveMcpRequest } from "../../mcp/http.js";
+import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute } from "../http/route.js";
 
 /** One JSON-RPC 2.0 message; the MCP SDK checks the rest. */
 const JsonRpcMessage = z.looseObject({ jsonrpc: z.literal("2.0") }).meta({ id: "JsonRpcMessage", description: "A JSON-RPC 2.0 message (MCP)" });
+
+/** The transport's own refusals, in JSON-RPC's terms (the MCP SDK writes them). */
+const JsonRpcError = z
+  .object({
+    jsonrpc: z.literal("2.0"),
+    id: z.union([z.string(), z.number(), z.null()]).optional(),
+    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+  })
+  .meta({ id: "JsonRpcError", description: "A JSON-RPC 2.0 error answered by the MCP transport (an invalid JSON-RPC message, an unsupported MCP-Protocol-Version)" });
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * The browser-origin rule of the Streamable HTTP transport (DNS rebinding and cross-site
+ * requests): a request that names an Origin must come from this service's own origin (BASE_URL,
+ * or the address it was reached at when none is set) or from loopback. A request without Origin
+ * is not a browser's and stays allowed: MCP clients, curl and SDKs send none.
+ */
+function checkOrigin(req: Request): void {
+  const origin = req.get("origin");
+  if (origin === undefined) return;
+  let url: URL | undefined;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = undefined;
+  }
+  const own = new URL(publicBaseUrl(req)).origin;
+  if (url && (url.origin === own || ((url.protocol === "http:" || url.protocol === "https:") && LOOPBACK_HOSTS.has(url.hostname)))) return;
+  throw new AppError("origin_not_allowed", `Origin ${JSON.stringify(origin)} may not use this MCP server: only ${own} and loopback pages may, and clients that send no Origin.`);
+}
+
+/** The transport's header rules, answered as problems before the SDK sees the request. */
+function checkHeaders(req: Request): void {
+  const accept = req.get("accept") ?? "";
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+    throw new AppError("not_acceptable", "Send 'Accept: application/json, text/event-stream': the MCP Streamable HTTP transport requires both (answers here are plain JSON).");
+  }
+  if (!req.is("application/json")) throw new AppError("unsupported_media_type", "Send the JSON-RPC message with 'Content-Type: application/json'.");
+}
 
 /** The MCP server over Streamable HTTP (stateless): every operation as a tool for LLM agents. */
 export const mcpRoutes = [
@@ -14,15 +57,23 @@ export const mcpRoutes = [
     summary: "MCP server (Streamable HTTP)",
     description:
       "The Model Context Protocol endpoint: tools/list and tools/call over Streamable HTTP, stateless (no session id; GET and DELETE are 405). " +
-      "Authorize with an API key or a no-signup agent_token as a Bearer token. Send `Accept: application/json, text/event-stream`. " +
-      "A tool's failure is a result with isError true; the transport's own errors (406, 415) are JSON-RPC errors.",
+      "Authorize with an API key or a no-signup agent_token as a Bearer token. Send `Accept: application/json, text/event-stream` (else 406) and " +
+      "`Content-Type: application/json`. A browser request whose Origin is neither this service's nor loopback is a 403. " +
+      "A tool's failure is a result with isError true; an unknown tool is a JSON-RPC error -32602; a message the transport cannot take is a 400 " +
+      "with a JSON-RPC error (application/json); the other refusals are problems.",
     tags: ["MCP"],
     auth: "api_key_or_agent_token",
     body: z.union([JsonRpcMessage, z.array(JsonRpcMessage).min(1)]),
     protocolBody: true,
     response: { status: 200, description: "The JSON-RPC response", schema: JsonRpcMessage },
-    otherResponses: [{ status: 202, description: "Accepted: the message was a notification" }],
+    otherResponses: [
+      { status: 202, description: "Accepted: the message was a notification" },
+      { status: 400, description: "Malformed JSON (a problem), or a message the MCP transport refuses (a JSON-RPC error)", schema: JsonRpcError },
+    ],
+    errors: [403, 406],
     handler: async ({ core, auth, req, res, body }) => {
+      checkOrigin(req);
+      checkHeaders(req);
       await serveMcpRequest(core, { accountId: auth.accountId }, req, res, body);
     },
   }),

@@ -21,7 +21,6 @@ export const numberRoutes = [
   }),
   defineRoute({
     operationId: "buyNumber",
-    idempotent: true,
     method: "post",
     path: "/v1/numbers",
     summary: "Buy a number",

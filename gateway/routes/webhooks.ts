@@ -1,5 +1,5 @@
 import { deletedOf, listOf } from "../../core/schemas/common.js";
-import { AgentIdQuery, DeliveryAttempt, ListDeliveriesQuery, ListWebhooksQuery, SetWebhookBody, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
+import { AgentIdQuery, DeliveryAttempt, ListDeliveriesQuery, ListWebhooksQuery, SetWebhookBody, SetWebhookResult, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
 import { deleteWebhook, listDeliveryAttempts, listWebhooks, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { defineRoute, Reply } from "../http/route.js";
 
@@ -24,12 +24,15 @@ export const webhookRoutes = [
     method: "post",
     path: "/v1/webhooks",
     summary: "Create or replace the agent's webhook",
-    description: "An agent has one webhook; posting again replaces it (200). The response carries the full `secret`, shown once.",
+    description:
+      "An agent has one webhook; posting again replaces it (200) and keeps its secret unless `secret` or `rotate_secret: true` is sent. " +
+      "The response carries the full `secret` when it was set by this request (`secret_changed: true`), shown once.",
     tags,
     auth: "api_key",
+    idempotencyRefused: "its answer can carry a secret shown once, which the service does not keep in the clear",
     body: SetWebhookBody,
-    response: { status: 201, description: "Created", schema: Webhook },
-    otherResponses: [{ status: 200, description: "Replaced", schema: Webhook }],
+    response: { status: 201, description: "Created", schema: SetWebhookResult },
+    otherResponses: [{ status: 200, description: "Replaced", schema: SetWebhookResult }],
     errors: [404],
     handler: async ({ core, auth, body }) => {
       const { webhook, created } = await setWebhook(core, auth.accountId, body);

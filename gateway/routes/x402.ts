@@ -1,6 +1,6 @@
 import { presentAgent, updateAgent } from "../../core/agents/agents.js";
 import { Agent } from "../../core/agents/schemas.js";
-import { getTranscript } from "../../core/calls/calls.js";
+import { getTranscript, hangupCallByClient } from "../../core/calls/calls.js";
 import { Call, CallIdParams, Transcript } from "../../core/calls/schemas.js";
 import { pollEvents } from "../../core/events/events.js";
 import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
@@ -9,7 +9,7 @@ import { PhoneNumberRecord } from "../../core/numbers/schemas.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
 import { buyWalletNumber, placeWalletCall, renewWalletNumber, walletAgent } from "../../core/wallet/wallet.js";
 import { WalletAgentUpdate, WalletBuyBody, WalletCallBody, WalletPurchase, WalletRenewBody } from "../../core/wallet/schemas.js";
-import { SetWalletWebhookBody, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
+import { SetWalletWebhookBody, SetWebhookResult, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
 import { getWebhook, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { AppError } from "../../core/errors.js";
 import { callPrice, numberPrice, renewPrice, requestPrice } from "../../payments/prices.js";
@@ -106,6 +106,20 @@ export const x402Routes = [
     handler: ({ core, auth, body }) => placeWalletCall(core, auth.accountId, body.to_number),
   }),
   defineRoute({
+    operationId: "walletHangupCall",
+    method: "post",
+    path: "/v1/x402/calls/{call_id}/hangup",
+    summary: "Hang up one of the wallet's calls",
+    description:
+      `A connected call becomes \`completed\`, a ringing one \`canceled\`; an ended call is returned unchanged. Spends nothing, like the reads: a payment for it stays on the balance. ${paid}`,
+    tags,
+    auth,
+    price: requestPrice,
+    params: CallIdParams,
+    response: { status: 200, description: "The call after hanging up", schema: Call },
+    handler: ({ core, auth, params }) => hangupCallByClient(core, auth.accountId, params.call_id),
+  }),
+  defineRoute({
     operationId: "walletGetTranscript",
     method: "get",
     path: "/v1/x402/calls/{call_id}/transcript",
@@ -140,13 +154,14 @@ export const x402Routes = [
     method: "post",
     path: "/v1/x402/webhooks",
     summary: "Set the wallet agent's webhook",
-    description: `Creates (201) or replaces (200) it; the response shows the secret once. ${paid}`,
+    description: `Creates (201) or replaces (200) it, keeping its secret unless \`secret\` or \`rotate_secret: true\` is sent; the response shows a new secret once. ${paid}`,
     tags,
     auth,
     price: requestPrice,
+    idempotencyRefused: "its answer can carry a secret shown once, which the service does not keep in the clear",
     body: SetWalletWebhookBody,
-    response: { status: 201, description: "Created", schema: Webhook },
-    otherResponses: [{ status: 200, description: "Replaced", schema: Webhook }],
+    response: { status: 201, description: "Created", schema: SetWebhookResult },
+    otherResponses: [{ status: 200, description: "Replaced", schema: SetWebhookResult }],
     errors: [404],
     handler: async ({ core, auth, body }) => {
       const agent = await walletAgent(core, auth.accountId);
@@ -168,6 +183,7 @@ export const x402Routes = [
   }),
   defineRoute({
     operationId: "walletPollEvents",
+    consumes: true,
     method: "get",
     path: "/v1/x402/events",
     summary: "Poll the wallet agent's events",

@@ -1,7 +1,7 @@
 import { createAgent, getAgent, listAgents, updateAgent } from "../../core/agents/agents.js";
 import { deleteAgent } from "../../core/agents/delete-agent.js";
-import { Agent, AgentIdParams, CreateAgentBody, UpdateAgentBody } from "../../core/agents/schemas.js";
-import { deletedOf, listOf, Pagination } from "../../core/schemas/common.js";
+import { Agent, AgentIdParams, CreateAgentBody, DeletedAgent, UpdateAgentBody } from "../../core/agents/schemas.js";
+import { listOf, Pagination } from "../../core/schemas/common.js";
 import { defineTool } from "../tool.js";
 
 export const agentTools = [
@@ -46,9 +46,11 @@ export const agentTools = [
   defineTool({
     name: "delete_agent",
     title: "Delete an agent",
-    description: "Deletes the agent with its calls and messages, permanently. Release or reassign its numbers first if you want to keep them.",
+    description:
+      "Deletes the agent with its calls and messages, permanently, and releases its purchased numbers with it (their monthly fees stop; a released " +
+      "number never comes back). Reassign a number to another agent first to keep it. Attached numbers stay on the account, unassigned.",
     input: [AgentIdParams],
-    output: deletedOf("agent_id"),
+    output: DeletedAgent,
     hints: { destructive: true },
     run: ({ core, accountId }, args) => deleteAgent(core, accountId, args.agent_id),
   }),

@@ -67,7 +67,11 @@ export const eventTools = [
         { agentId: filters.agent_id, callId: filters.call_id, eventTypes: filters.event_types },
         { limit, timeoutMs: timeout_seconds * 1000, signal },
       );
-      const hint = batch.timed_out ? await routedElsewhere(core, accountId, filters) : undefined;
+      const hint = !batch.timed_out
+        ? undefined
+        : core.stopping.aborted
+          ? "The service is restarting or shutting down, so this wait ended early: call wait_for_event again with the cursor in a moment."
+          : await routedElsewhere(core, accountId, filters);
       return { events: batch.data, has_more: batch.has_more, timed_out: batch.timed_out, cursor: encodeCursor(filters), ...(hint ? { hint } : {}) };
     },
   }),

@@ -1,6 +1,6 @@
 import { AppError } from "../../core/errors.js";
 import { deletedOf } from "../../core/schemas/common.js";
-import { AgentIdQuery, SetWebhookBody, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
+import { AgentIdQuery, SetWebhookBody, SetWebhookResult, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
 import { deleteWebhook, getWebhook, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { defineTool } from "../tool.js";
 
@@ -22,10 +22,11 @@ export const webhookTools = [
     name: "set_webhook",
     title: "Set an agent's webhook",
     description:
-      "Creates or replaces the agent's webhook: every event of the agent is then POSTed, signed, to url (https). The result shows the signing secret " +
-      "in full, this once. Only for agents served by a web server; an agent talking through these tools should use wait_for_event instead.",
+      "Creates or replaces the agent's webhook: every event of the agent is then POSTed, signed, to url (https). A replaced webhook keeps its secret " +
+      "unless secret or rotate_secret: true is given; a new secret is shown in full this once (secret_changed says whether it changed). " +
+      "Only for agents served by a web server; an agent talking through these tools should use wait_for_event instead.",
     input: [SetWebhookBody],
-    output: Webhook,
+    output: SetWebhookResult,
     hints: { idempotent: true },
     run: async ({ core, accountId }, args) => (await setWebhook(core, accountId, args)).webhook,
   }),

@@ -67,7 +67,7 @@ describe("agents", () => {
   it("answers 422 naming voice_id for a voice that is not in the catalogue, and keeps the old voice", async () => {
     const created = await api.post("/v1/agents", { name: "Unknown voice", voice_id: "alloy" });
     expect(created.status).toBe(422);
-    expect(created.body.errors).toEqual([{ field: "voice_id", message: expect.stringContaining('"joanna"') }]);
+    expect(created.body.errors).toEqual([{ field: "voice_id", in: "body", message: expect.stringContaining('"joanna"') }]);
     const { body: agent } = await api.post("/v1/agents", { name: "Keeps voice", voice_id: "amy" });
     const patched = await api.patch(`/v1/agents/${agent.agent_id}`, { voice_id: "Joanna" });
     expect(patched.status).toBe(422);
@@ -79,14 +79,14 @@ describe("agents", () => {
     const { body: agent } = await api.post("/v1/agents", { name: "Keep" });
     const res = await api.patch(`/v1/agents/${agent.agent_id}`, { name: null });
     expect(res.status).toBe(422);
-    expect(res.body.errors).toEqual([{ field: "name", message: expect.any(String) }]);
+    expect(res.body.errors).toEqual([{ field: "name", in: "body", message: expect.any(String) }]);
   });
 
   it("deletes an agent, after which it is gone", async () => {
     const { body: agent } = await api.post("/v1/agents", { name: "Temp" });
     const deleted = await api.delete(`/v1/agents/${agent.agent_id}`);
     expect(deleted.status).toBe(200);
-    expect(deleted.body).toEqual({ agent_id: agent.agent_id, deleted: true });
+    expect(deleted.body).toEqual({ agent_id: agent.agent_id, deleted: true, released_numbers: [], unassigned_numbers: [] });
     expect((await api.get(`/v1/agents/${agent.agent_id}`)).status).toBe(404);
     expect((await api.delete(`/v1/agents/${agent.agent_id}`)).status).toBe(404);
   });

@@ -41,7 +41,7 @@ const badPeriods: Array<[string, Record<string, string>, string, RegExp]> = [
   ["a bad to", { from: "2030-01-01", to: "2030-13-01" }, "to", /ISO 8601/],
   ["a date before 1970", { from: "1969-12-31", to: "1970-01-02" }, "from", /1970 to 9999/],
   ["a moment past the year 9999 in UTC", { from: "9999-12-31", to: "9999-12-31T23:00:00-05:00" }, "to", /1970 to 9999/],
-  ["an unknown parameter", { month: "2030-01" }, "month", /is not a recognised field/],
+  ["an unknown parameter", { month: "2030-01" }, "month", /is not a recognised query parameter/],
 ];
 
 describe("report queries", () => {

@@ -7,24 +7,26 @@ import { promisify } from "node:util";
 import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../cli/program.js";
-import type { MailMessage } from "../../core/mail/mailer.js";
 import { projectRoot, spawnService } from "../support/process.js";
+import { startSmtpServer } from "../support/smtp.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 const run = promisify(execFile);
 const BIN = join(projectRoot, "dist", "bin", "agentline.js");
 
-// One sandbox service for the file; sign-in mail is caught here instead of sent.
+// One sandbox service for the file; sign-in mail goes to a real SMTP server on loopback.
 let service: TestService;
-const mail: MailMessage[] = [];
+let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
 let home: string;
 
 beforeAll(async () => {
-  service = await startTestService({ env: { TURN_TIMEOUT_MS: "60000" }, mailer: { send: async (m) => void mail.push(m), close() {} } });
+  smtp = await startSmtpServer();
+  service = await startTestService({ env: { TURN_TIMEOUT_MS: "60000", SMTP_URL: smtp.url } });
   home = mkdtempSync(join(tmpdir(), "agentline-cli-home-"));
 });
 afterAll(async () => {
   await service?.stop();
+  await smtp?.close();
   rmSync(home, { recursive: true, force: true });
 });
 
@@ -72,7 +74,7 @@ describe("the CLI against the sandbox", () => {
     login.stdout.on("data", (d) => (loginOut += d));
     const asked = new Promise<void>((resolve) => login.stderr.on("data", (d) => ((loginErr += d), loginErr.includes("Code: ") && resolve())));
     await asked;
-    const code = /sign-in code is (\d{6})/.exec(mail.find((m) => m.to === email)!.text)![1]!;
+    const code = await smtp.codeFor(email);
     login.stdin.end(`${code}\n`);
     expect(await loginExit, loginErr).toBe(0);
     expect(loginOut).toMatch(/^Signed in as cli@example\.com \(acct_\w+\)\. The key is saved in .*config\.json\.$/m);

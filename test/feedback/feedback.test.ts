@@ -62,8 +62,8 @@ describe("submitting a report", () => {
     expect(res.body.code).toBe("validation_error");
     expect(fieldsOf(res)).toEqual(["category", "message"]);
     expect(res.body.errors).toEqual([
-      { field: "category", message: "is required" },
-      { field: "message", message: "is required" },
+      { field: "category", in: "body", message: "is required" },
+      { field: "message", in: "body", message: "is required" },
     ]);
   });
 

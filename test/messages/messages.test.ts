@@ -74,8 +74,11 @@ describe("inbound texts", () => {
     const tooLong = await text(phoneNumber, "+14155550180", "x".repeat(1601));
     expect(tooLong.status).toBe(422);
     expect(tooLong.body.errors.map((e: any) => e.field)).toEqual(["text"]);
+    // An attached number outlives its agent, unassigned (a purchased one is released with it).
+    const attached = "+14155550181";
+    await api.post("/v1/numbers/attach", undefined, { query: { phone_number: attached, agent_id: agentId } });
     await api.delete(`/v1/agents/${agentId}`);
-    expect((await text(phoneNumber, "+14155550180", "hi")).body.code).toBe("number_not_in_service");
+    expect((await text(attached, "+14155550180", "hi")).body.code).toBe("number_not_in_service");
   });
 
   it("refuses filters naming another account's agent or thread", async () => {

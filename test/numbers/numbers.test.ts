@@ -130,10 +130,10 @@ describe("managing numbers", () => {
     }
   });
 
-  it("keeps an agent's numbers, unassigned, when the agent is deleted; they can be reassigned", async () => {
+  it("keeps an agent's attached numbers, unassigned, when the agent is deleted; they can be reassigned", async () => {
     const doomed = (await api.post("/v1/agents", { name: "Doomed" })).body.agent_id;
-    const num = (await api.post("/v1/numbers", { agent_id: doomed })).body;
-    await api.delete(`/v1/agents/${doomed}`);
+    const num = (await api.post("/v1/numbers/attach", undefined, { query: { phone_number: "+14155550177", agent_id: doomed } })).body;
+    expect((await api.delete(`/v1/agents/${doomed}`)).body.unassigned_numbers).toEqual([{ number_id: num.number_id, phone_number: "+14155550177" }]);
     const orphan = await api.get(`/v1/numbers/${num.number_id}`);
     expect(orphan.body).toMatchObject({ status: "active", agent_id: null });
     const call = await api.post("/v1/sandbox/inbound/calls", { to_number: num.phone_number, from_number: "+14155550150" });

@@ -18,12 +18,13 @@ declare module "vitest" {
 }
 
 /**
- * Once per run: build dist/ (end-to-end tests start the real bin), migrate a PGlite template,
+ * Once per run: build dist/ if stale (end-to-end tests start the real bin), migrate a PGlite template,
  * and with TEST_DATABASE_URL a PostgreSQL template database.
  */
 export default async function setup(project: TestProject) {
   const root = join(import.meta.dirname, "..", "..");
-  execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
+  // As `npm start` does: build only when a source changed since the last build.
+  execFileSync(process.execPath, ["scripts/build-if-stale.mjs"], { cwd: root, stdio: "inherit" });
 
   const logger = createLogger("silent");
   const dir = mkdtempSync(join(tmpdir(), "agentline-template-"));

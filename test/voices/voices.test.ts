@@ -105,10 +105,10 @@ describe("the account default voice", () => {
   it("answers 422 to a PATCH without voice_id or with an unknown field", async () => {
     const missing = await api.patch("/v1/account/voice", {});
     expect(missing.status).toBe(422);
-    expect(missing.body.errors).toEqual([{ field: "voice_id", message: "is required" }]);
+    expect(missing.body.errors).toEqual([{ field: "voice_id", in: "body", message: "is required" }]);
     const extra = await api.patch("/v1/account/voice", { voice_id: "amy", language: "en-GB" });
     expect(extra.status).toBe(422);
-    expect(extra.body.errors).toEqual([{ field: "language", message: "is not a recognised field" }]);
+    expect(extra.body.errors).toEqual([{ field: "language", in: "body", message: "is not a recognised field" }]);
   });
 
   it("goes back to the system default on DELETE, and a second DELETE is harmless", async () => {

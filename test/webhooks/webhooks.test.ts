@@ -122,7 +122,7 @@ describe("deliveries", () => {
     await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url, secret, signature_header: "X-Hub-Signature-256" });
     await sms(phoneNumber, "github style");
     const [req] = await receiver.waitFor(1);
-    expect(req!.headers["x-hub-signature-256"]).toBe(createHmac("sha256", secret).update(req!.raw).digest("hex"));
+    expect(req!.headers["x-hub-signature-256"]).toBe(`sha256=${createHmac("sha256", secret).update(req!.raw).digest("hex")}`);
     expect(req!.headers["x-webhook-signature"]).toBeUndefined();
     expect(new StandardWebhook(secret, { format: "raw" }).verify(req!.raw, req!.headers as Record<string, string>)).toEqual(req!.body);
   });

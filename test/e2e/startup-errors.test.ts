@@ -1,0 +1,70 @@
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { projectRoot } from "../support/process.js";
+
+const BIN = join(projectRoot, "dist", "bin", "agentline.js");
+
+/** Runs `agentline serve` until it exits; it is expected not to start. */
+function serve(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, "serve"], { env: { PATH: process.env.PATH!, PORT: "0", LOG_LEVEL: "error", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The one line a failed start prints: no stack trace, nothing on stdout. */
+async function refusal(env: Record<string, string>): Promise<string> {
+  const { code, stdout, stderr } = await serve(env);
+  expect(code).toBe(1);
+  expect(stdout).toBe("");
+  const lines = stderr.trimEnd().split("\n");
+  expect(lines, stderr).toHaveLength(1);
+  expect(stderr).not.toMatch(/\n\s+at /);
+  return lines[0]!;
+}
+
+// The PostgreSQL server the suite may use, or the machine's own.
+const server = new URL(process.env.TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres");
+
+describe("a service that cannot start says why in one line", () => {
+  it("names an unreachable DATABASE_URL without printing its password", async () => {
+    const line = await refusal({ DATABASE_URL: "postgres://postgres:hunter2secret@127.0.0.1:1/agentline" });
+    expect(line).toBe("agentline: cannot reach the database at 127.0.0.1:1 (DATABASE_URL): connection refused: is PostgreSQL running there?");
+  });
+
+  it("names a database that does not exist", async () => {
+    const missing = new URL(server);
+    missing.pathname = `/agentline_missing_${process.pid}`;
+    const line = await refusal({ DATABASE_URL: missing.toString() });
+    expect(line).toBe(
+      `agentline: the database "agentline_missing_${process.pid}" does not exist at ${server.hostname}:${server.port || "5432"} (DATABASE_URL): create it (createdb agentline_missing_${process.pid}) or name another one`,
+    );
+  });
+
+  it("names a port in use", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const line = await refusal({ PORT: String(port), DATA_DIR: "memory://" });
+      expect(line).toBe(`agentline: port ${port} on 127.0.0.1 is already in use (PORT): stop the process using it, or choose another PORT (0 picks a free one)`);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it("names a bad secret without printing it", async () => {
+    const line = await refusal({ SECRET_KEY: "tooshort-but-private" });
+    expect(line).toBe("agentline: Invalid configuration: SECRET_KEY (value not shown, 20 characters): must be at least 32 characters");
+  });
+});
