@@ -149,7 +149,7 @@ export interface paths {
         put?: never;
         /**
          * MCP server (Streamable HTTP)
-         * @description The Model Context Protocol endpoint: tools/list and tools/call over Streamable HTTP, stateless (no session id; GET and DELETE are 405). Authorize with an API key or a no-signup agent_token as a Bearer token. Send `Accept: application/json, text/event-stream`. A tool's failure is a result with isError true; the transport's own errors (406, 415) are JSON-RPC errors.
+         * @description The Model Context Protocol endpoint: tools/list and tools/call over Streamable HTTP, stateless (no session id; GET and DELETE are 405). Authorize with an API key or a no-signup agent_token as a Bearer token. Send `Accept: application/json, text/event-stream` (else 406) and `Content-Type: application/json`. A browser request whose Origin is neither this service's nor loopback is a 403. A tool's failure is a result with isError true; an unknown tool is a JSON-RPC error -32602; a message the transport cannot take is a 400 with a JSON-RPC error (application/json); the other refusals are problems.
          */
         post: operations["mcp"];
         delete?: never;
@@ -257,7 +257,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an agent
-         * @description Deletes the agent with its calls and messages.
+         * @description Deletes the agent with its calls and messages, and releases its purchased numbers (permanently: their monthly fees stop); its attached numbers stay on the account, unassigned. The answer lists both. To keep a number, reassign it to another agent first.
          */
         delete: operations["deleteAgent"];
         options?: never;
@@ -1029,7 +1029,7 @@ export interface paths {
         put?: never;
         /**
          * Create or replace the agent's webhook
-         * @description An agent has one webhook; posting again replaces it (200). The response carries the full `secret`, shown once.
+         * @description An agent has one webhook; posting again replaces it (200) and keeps its secret unless `secret` or `rotate_secret: true` is sent. The response carries the full `secret` when it was set by this request (`secret_changed: true`), shown once.
          */
         post: operations["setWebhook"];
         /**
@@ -1117,6 +1117,26 @@ export interface paths {
          * @description Talk time is charged per second from the balance; the call ends when it runs out. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
          */
         post: operations["walletPlaceCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/calls/{call_id}/hangup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hang up one of the wallet's calls
+         * @description A connected call becomes `completed`, a ringing one `canceled`; an ended call is returned unchanged. Spends nothing, like the reads: a payment for it stays on the balance. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
+         */
+        post: operations["walletHangupCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1235,7 +1255,7 @@ export interface paths {
         put?: never;
         /**
          * Set the wallet agent's webhook
-         * @description Creates (201) or replaces (200) it; the response shows the secret once. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
+         * @description Creates (201) or replaces (200) it, keeping its secret unless `secret` or `rotate_secret: true` is sent; the response shows a new secret once. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
          */
         post: operations["walletSetWebhook"];
         delete?: never;
@@ -1274,37 +1294,9 @@ export interface webhooks {
         put?: never;
         /**
          * service-relay/2: the call ended
-         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
+         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret; `sha256=<hex>` under X-Hub-Signature-256), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["CallSessionEnd"];
-                };
-            };
-            responses: {
-                /** @description Any 2xx is success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Accepted; reply only through the context endpoint */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook_call_session_end"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1322,37 +1314,9 @@ export interface webhooks {
         put?: never;
         /**
          * service-relay/2: a call connected
-         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
+         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret; `sha256=<hex>` under X-Hub-Signature-256), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["CallSessionStart"];
-                };
-            };
-            responses: {
-                /** @description Any 2xx is success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Accepted; reply only through the context endpoint */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook_call_session_start"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1370,37 +1334,9 @@ export interface webhooks {
         put?: never;
         /**
          * service-relay/2 with supports_amend: the open task grew
-         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
+         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret; `sha256=<hex>` under X-Hub-Signature-256), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["CallTaskAmend"];
-                };
-            };
-            responses: {
-                /** @description Any 2xx is success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Accepted; reply only through the context endpoint */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook_call_task_amend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1418,37 +1354,9 @@ export interface webhooks {
         put?: never;
         /**
          * service-relay/2 with supports_cancel: the caller interrupted
-         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
+         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret; `sha256=<hex>` under X-Hub-Signature-256), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["CallTaskCancel"];
-                };
-            };
-            responses: {
-                /** @description Any 2xx is success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Accepted; reply only through the context endpoint */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook_call_task_cancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1466,37 +1374,9 @@ export interface webhooks {
         put?: never;
         /**
          * service-relay/2: a caller turn to answer
-         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
+         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret; `sha256=<hex>` under X-Hub-Signature-256), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["CallTaskOpen"];
-                };
-            };
-            responses: {
-                /** @description Any 2xx is success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Accepted; reply only through the context endpoint */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook_call_task_open"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1514,37 +1394,9 @@ export interface webhooks {
         put?: never;
         /**
          * Any event (service-relay/1; and for events outside call sessions, service-relay/2)
-         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
+         * @description Headers: the signature header (hex HMAC-SHA256 of the raw body with the secret; `sha256=<hex>` under X-Hub-Signature-256), X-Service-Event (the type), X-Service-Event-Id, X-Service-Delivery-Attempt, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["Event"];
-                };
-            };
-            responses: {
-                /** @description Any 2xx is success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Accepted; reply only through the context endpoint */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook_event"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1593,10 +1445,6 @@ export interface components {
             /** @description Overrides the account default voice; null uses the default. */
             voice_id: string | null;
         };
-        AgentIdPollRequest: {
-            /** @description From POST /v1/auth/agentid/start. */
-            session_id: string;
-        };
         AgentIdSession: {
             /**
              * Format: uri
@@ -1609,10 +1457,6 @@ export interface components {
             interval: number;
             /** @description A secret: poll POST /v1/auth/agentid/poll with it. Never part of authorize_url. */
             session_id: string;
-        };
-        AgentIdStartRequest: {
-            /** @description Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity). */
-            login_hint?: string;
         };
         AgentList: {
             data: components["schemas"]["Agent"][];
@@ -1725,22 +1569,6 @@ export interface components {
              * @example 4.950000
              */
             total_spend: string;
-        };
-        BuyNumberRequest: {
-            /** @description The agent that will answer the number */
-            agent_id: string;
-            /** @example 415 */
-            area_code?: string;
-            /**
-             * @description ISO 3166-1 alpha-2 (default US)
-             * @default US
-             */
-            country?: string;
-            /**
-             * @default local
-             * @enum {string}
-             */
-            number_type?: "local" | "toll_free" | "mobile";
         };
         Call: {
             agent_id: string;
@@ -1868,7 +1696,8 @@ export interface components {
             /** @description Deduplicate on it; also the webhook-id header */
             id: string;
             status: string;
-            transcript_url: string;
+            /** @description null when the service serves no HTTP (a local stdio MCP install) */
+            transcript_url: string | null;
             /** @enum {string} */
             type: "call.session.end";
         };
@@ -1979,7 +1808,8 @@ export interface components {
             full_text: string;
             /** @description Deduplicate on it; also the webhook-id header */
             id: string;
-            push_context_url: string;
+            /** @description null when the service serves no HTTP (a local stdio MCP install) */
+            push_context_url: string | null;
             push_token: string;
             task_id: string;
             /** @description What the caller added */
@@ -2032,7 +1862,8 @@ export interface components {
             id: string;
             /** @enum {string} */
             input: "speech" | "dtmf";
-            push_context_url: string;
+            /** @description null when the service serves no HTTP (a local stdio MCP install) */
+            push_context_url: string | null;
             push_token: string;
             session_key: string;
             /** @description The turn_id; answer at push_context_url */
@@ -2110,20 +1941,6 @@ export interface components {
             /** @enum {string} */
             status: "queued" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
         };
-        ContextPush: {
-            /**
-             * @description Hang up after speaking
-             * @default false
-             */
-            end_call?: boolean;
-            /**
-             * @description false: an interim line; the turn stays open for the final answer
-             * @default true
-             */
-            final?: boolean;
-            /** @description What the agent says to the caller */
-            text: string;
-        };
         ContextPushResult: {
             call_ending: boolean;
             call_id: string;
@@ -2178,35 +1995,28 @@ export interface components {
             limit: number;
             offset: number;
         };
-        CreateAgentRequest: {
-            description?: string;
-            /**
-             * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
-             * @example {
-             *       "crm_id": "c_123"
-             *     }
-             */
-            metadata?: {
-                [key: string]: unknown;
-            };
-            /** @example Front desk */
-            name: string;
-            /**
-             * @description E.164 phone number
-             * @example +14155550123
-             */
-            owner_number?: string;
-            /**
-             * @description A voice preset id from GET /v1/voices
-             * @example joanna
-             * @enum {string}
-             */
-            voice_id?: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel";
-        };
         DeletedAgent: {
             agent_id: string;
             /** @enum {boolean} */
             deleted: true;
+            /** @description The agent's purchased numbers, released with it (permanently): no more monthly fees. Reassign a number before deleting to keep it. */
+            released_numbers: {
+                number_id: string;
+                /**
+                 * @description E.164 phone number
+                 * @example +14155550123
+                 */
+                phone_number: string;
+            }[];
+            /** @description The agent's attached numbers (bought elsewhere, no fee here): they stay on the account, unassigned, until reassigned or released. */
+            unassigned_numbers: {
+                number_id: string;
+                /**
+                 * @description E.164 phone number
+                 * @example +14155550123
+                 */
+                phone_number: string;
+            }[];
         };
         DeletedWebhook: {
             agent_id: string;
@@ -2271,8 +2081,8 @@ export interface components {
             payload: {
                 [key: string]: unknown;
             };
-            /** @description call.utterance only: where to POST the answer */
-            push_context_url?: string;
+            /** @description call.utterance only: where to POST the answer; null when the service serves no HTTP (a local stdio MCP install): answer with the push_context tool */
+            push_context_url?: string | null;
             /** @description call.utterance only: Bearer token for push_context_url, good for this call until it ends */
             push_token?: string;
             /** @description call.utterance only: one key per call, for the runtime's session */
@@ -2372,12 +2182,33 @@ export interface components {
             limit: number;
             offset: number;
         };
+        FieldProblem: {
+            /** @description The field's name: a dotted path into the body (`metadata.note`), a query parameter, or a header name. */
+            field: string;
+            /**
+             * @description Where the request carried the field.
+             * @enum {string}
+             */
+            in: "query" | "body" | "header" | "path";
+            message: string;
+        };
         Health: {
             /** @enum {string} */
             database: "ok" | "unreachable";
             /** @enum {string} */
             status: "ok" | "unavailable";
             version: string;
+        };
+        /** @description A JSON-RPC 2.0 error answered by the MCP transport (an invalid JSON-RPC message, an unsupported MCP-Protocol-Version) */
+        JsonRpcError: {
+            error: {
+                code: number;
+                data?: unknown;
+                message: string;
+            };
+            id?: string | number | null;
+            /** @enum {string} */
+            jsonrpc: "2.0";
         };
         /** @description A JSON-RPC 2.0 message (MCP) */
         JsonRpcMessage: {
@@ -2477,10 +2308,6 @@ export interface components {
             /** @description The first characters of the key, to recognise it. */
             prefix: string;
         };
-        MintKeyRequest: {
-            /** @description A label for the key */
-            name?: string;
-        };
         MonthTotals: {
             by_category: {
                 /**
@@ -2537,20 +2364,35 @@ export interface components {
             limit: number;
             offset: number;
         };
-        OtpRequest: {
-            /**
-             * Format: email
-             * @description E-mail address
-             * @example ada@example.com
-             */
-            email: string;
-        };
         /** @description The same answer whether or not the address has an account. */
         OtpRequestResult: {
+            /** @description With `logged`: where the code went. */
+            detail?: string;
             email: string;
             expires_in_seconds: number;
+            /**
+             * @description `sent`: the code was e-mailed. `logged`: this server has no mail server (SMTP_URL), so the code was written to its log (development only).
+             * @enum {string}
+             */
+            status: "sent" | "logged";
+        };
+        /** @description On a paid request that was refused after its payment was settled: where the money went. */
+        PaymentNote: {
+            /** @description Spends the balance on the /v1/x402 routes ('Authorization: Bearer at_...') */
+            agent_token: string;
+            /** @description The wallet's balance now, USD: the payment stays there */
+            balance: string;
+            /**
+             * @description What the payment credited, USD
+             * @example 0.001000
+             */
+            credited: string;
             /** @enum {string} */
-            status: "sent";
+            currency: "USD";
+            detail: string;
+            /** @description The wallet that paid */
+            payer: string;
+            test_money: boolean;
         };
         PhoneNumber: {
             /** @description The agent that answers it; null when unassigned */
@@ -2607,14 +2449,7 @@ export interface components {
             limit: number;
             offset: number;
         };
-        PlaceCallRequest: {
-            agent_id: string;
-            /**
-             * @description E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 rings until hung up.
-             * @example +14155550123
-             */
-            to_number: string;
-        };
+        /** @description RFC 9457 problem details. A 402 also carries `price`, `currency`, `payment_methods`, `topup` and `discovery`, and x402 v1's `x402Version` and `accepts` (so a v1 client can pay with X-PAYMENT); a 429 carries `retry_after`. */
         Problem: {
             /**
              * @description A stable snake_case code to branch on.
@@ -2623,11 +2458,9 @@ export interface components {
             code: string;
             /** @description What went wrong in this request, for a human. */
             detail: string;
-            /** @description With 422: one entry per offending field. */
-            errors?: {
-                field: string;
-                message: string;
-            }[];
+            /** @description With 422: one entry per offending field, saying where it was. */
+            errors?: components["schemas"]["FieldProblem"][];
+            payment?: components["schemas"]["PaymentNote"];
             /** @description Quote it when reporting a problem. */
             request_id: string;
             status: number;
@@ -2717,10 +2550,6 @@ export interface components {
             /** @description The relay URL with agent_id and ticket filled in: open it with any WebSocket client */
             url: string;
         };
-        RelayTicketRequest: {
-            /** @description The agent whose relay the ticket opens (agt_...) */
-            agent_id: string;
-        };
         ReportPeriod: {
             /**
              * Format: date-time
@@ -2753,35 +2582,6 @@ export interface components {
         };
         SandboxCallStarted: {
             call_id: string;
-        };
-        SandboxInboundCall: {
-            /**
-             * @description Who is calling; your agent's owner_number makes it an owner call
-             * @example +14155550123
-             */
-            from_number: string;
-            /**
-             * @description One of your numbers
-             * @example +14155550123
-             */
-            to_number: string;
-        };
-        SandboxInboundSms: {
-            /**
-             * @description E.164 phone number
-             * @example +14155550123
-             */
-            from_number: string;
-            text: string;
-            /**
-             * @description One of your numbers
-             * @example +14155550123
-             */
-            to_number: string;
-        };
-        SandboxSay: {
-            /** @description One finished caller turn */
-            text: string;
         };
         SandboxSmsDelivered: {
             message_id: string;
@@ -2830,86 +2630,30 @@ export interface components {
             /** @description The service discovery document */
             service: string;
         };
-        SetAccountVoiceRequest: {
-            /**
-             * @description A voice preset id from GET /v1/voices
-             * @example joanna
-             * @enum {string}
-             */
-            voice_id: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel";
-        };
-        SetWalletWebhookRequest: {
-            /**
-             * @description service-relay/2 only
-             * @default []
-             */
-            capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
-            /**
-             * @default service-relay/1
-             * @enum {string}
-             */
-            protocol?: "service-relay/1" | "service-relay/2";
-            /** @description HMAC signing secret; generated (whsec_...) when omitted */
-            secret?: string;
-            /**
-             * @description Header carrying the hex HMAC-SHA256 of the raw body; X-Hub-Signature-256 gives GitHub's name
-             * @default X-Webhook-Signature
-             */
-            signature_header?: string;
-            /**
-             * @description https:// URL that receives the agent's events
-             * @example https://agent.example.com/hooks/agentline
-             */
-            url: string;
-        };
-        SetWebhookRequest: {
+        SetWebhookResult: {
             agent_id: string;
+            capabilities: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
             /**
-             * @description service-relay/2 only
-             * @default []
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
              */
-            capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
-            /**
-             * @default service-relay/1
-             * @enum {string}
-             */
-            protocol?: "service-relay/1" | "service-relay/2";
-            /** @description HMAC signing secret; generated (whsec_...) when omitted */
-            secret?: string;
-            /**
-             * @description Header carrying the hex HMAC-SHA256 of the raw body; X-Hub-Signature-256 gives GitHub's name
-             * @default X-Webhook-Signature
-             */
-            signature_header?: string;
-            /**
-             * @description https:// URL that receives the agent's events
-             * @example https://agent.example.com/hooks/agentline
-             */
-            url: string;
-        };
-        SubmitFeedbackRequest: {
-            /** @description An agent of your account the report is about (agt_...) */
-            agent_id?: string;
+            created_at: string;
             /** @enum {string} */
-            category: "bug" | "difficulty" | "feature_request" | "feedback";
+            protocol: "service-relay/1" | "service-relay/2";
+            /** @description In full when it was just created or changed; masked (`whsec_…abcd`) when the webhook kept its secret. */
+            secret: string;
+            /** @description True when this request set a new secret (creation, a given secret, or rotate_secret): receivers must use the new one. */
+            secret_changed: boolean;
+            signature_header: string;
             /**
-             * Format: email
-             * @description Where to reach you about this report
-             * @example ada@example.com
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
              */
-            contact_email?: string;
-            /**
-             * @description What happened. For a bug, what you expected and what happened instead.
-             * @example Expected the call to +14155550100 to ring; it failed at once with no_active_number.
-             */
-            message: string;
-            /**
-             * @default normal
-             * @enum {string}
-             */
-            severity?: "low" | "normal" | "high" | "critical";
-            /** @description A one-line summary */
-            subject?: string;
+            updated_at: string;
+            url: string;
+            webhook_id: string;
         };
         TopupResult: {
             account_id: string;
@@ -2945,32 +2689,6 @@ export interface components {
              */
             timestamp: string;
         };
-        /** @description Only the fields sent change; null clears a field. */
-        UpdateAgentRequest: {
-            description?: string | null;
-            /**
-             * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
-             * @example {
-             *       "crm_id": "c_123"
-             *     }
-             */
-            metadata?: {
-                [key: string]: unknown;
-            };
-            /** @example Front desk */
-            name?: string;
-            /**
-             * @description E.164 phone number
-             * @example +14155550123
-             */
-            owner_number?: string | null;
-            /**
-             * @description A voice preset id from GET /v1/voices
-             * @example joanna
-             * @enum {string|null}
-             */
-            voice_id?: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel" | null;
-        };
         Usage: {
             calls: {
                 /** @description billed_seconds / 60, to two decimals */
@@ -2989,16 +2707,6 @@ export interface components {
             sms: {
                 received: number;
             };
-        };
-        VerifyRequest: {
-            /**
-             * Format: email
-             * @description E-mail address
-             * @example ada@example.com
-             */
-            email: string;
-            /** @example 042917 */
-            otp: string;
         };
         VerifyResult: {
             /** @description True when this sign-in created the account. */
@@ -3040,29 +2748,6 @@ export interface components {
             limit: number;
             offset: number;
         };
-        WalletBuyNumberRequest: {
-            /** @description Name of the agent, when this purchase creates it */
-            agent_name?: string;
-            /** @example 415 */
-            area_code?: string;
-            /**
-             * @description ISO 3166-1 alpha-2 (default US)
-             * @default US
-             */
-            country?: string;
-            /**
-             * @default local
-             * @enum {string}
-             */
-            number_type?: "local" | "toll_free" | "mobile";
-        };
-        WalletCallRequest: {
-            /**
-             * @description E.164 phone number
-             * @example +14155550123
-             */
-            to_number: string;
-        };
         /** @description The number (a 30-day lease) and the wallet's agent that answers it */
         WalletPurchase: {
             agent: components["schemas"]["Agent"];
@@ -3074,9 +2759,6 @@ export interface components {
             /** @enum {string} */
             currency: "USD";
             number: components["schemas"]["PhoneNumber"];
-        };
-        WalletRenewRequest: {
-            number_id: string;
         };
         Webhook: {
             agent_id: string;
@@ -3119,8 +2801,392 @@ export interface components {
     };
     responses: never;
     parameters: never;
-    requestBodies: never;
-    headers: never;
+    requestBodies: {
+        AgentIdPollRequest: {
+            content: {
+                "application/json": {
+                    /** @description From POST /v1/auth/agentid/start. */
+                    session_id: string;
+                };
+            };
+        };
+        AgentIdStartRequest: {
+            content: {
+                "application/json": {
+                    /** @description Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity). */
+                    login_hint?: string;
+                };
+            };
+        };
+        BuyNumberRequest: {
+            content: {
+                "application/json": {
+                    /** @description The agent that will answer the number */
+                    agent_id: string;
+                    /** @example 415 */
+                    area_code?: string;
+                    /**
+                     * @description ISO 3166-1 alpha-2 (default US)
+                     * @default US
+                     */
+                    country?: string;
+                    /**
+                     * @default local
+                     * @enum {string}
+                     */
+                    number_type?: "local" | "toll_free" | "mobile";
+                };
+            };
+        };
+        ContextPush: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Hang up after speaking
+                     * @default false
+                     */
+                    end_call?: boolean;
+                    /**
+                     * @description false: an interim line; the turn stays open for the final answer
+                     * @default true
+                     */
+                    final?: boolean;
+                    /** @description What the agent says to the caller */
+                    text: string;
+                };
+            };
+        };
+        CreateAgentRequest: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    /**
+                     * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
+                     * @example {
+                     *       "crm_id": "c_123"
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @example Front desk */
+                    name: string;
+                    /**
+                     * @description E.164 phone number
+                     * @example +14155550123
+                     */
+                    owner_number?: string;
+                    /**
+                     * @description A voice preset id from GET /v1/voices
+                     * @example joanna
+                     * @enum {string}
+                     */
+                    voice_id?: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel";
+                };
+            };
+        };
+        MintKeyRequest: {
+            content: {
+                "application/json": {
+                    /** @description A label for the key */
+                    name?: string;
+                };
+            };
+        };
+        OtpRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description E-mail address
+                     * @example ada@example.com
+                     */
+                    email: string;
+                };
+            };
+        };
+        PlaceCallRequest: {
+            content: {
+                "application/json": {
+                    agent_id: string;
+                    /**
+                     * @description E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 rings until hung up.
+                     * @example +14155550123
+                     */
+                    to_number: string;
+                };
+            };
+        };
+        RelayTicketRequest: {
+            content: {
+                "application/json": {
+                    /** @description The agent whose relay the ticket opens (agt_...) */
+                    agent_id: string;
+                };
+            };
+        };
+        SandboxInboundCall: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Who is calling; your agent's owner_number makes it an owner call
+                     * @example +14155550123
+                     */
+                    from_number: string;
+                    /**
+                     * @description One of your numbers
+                     * @example +14155550123
+                     */
+                    to_number: string;
+                };
+            };
+        };
+        SandboxInboundSms: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description E.164 phone number
+                     * @example +14155550123
+                     */
+                    from_number: string;
+                    text: string;
+                    /**
+                     * @description One of your numbers
+                     * @example +14155550123
+                     */
+                    to_number: string;
+                };
+            };
+        };
+        SandboxSay: {
+            content: {
+                "application/json": {
+                    /** @description One finished caller turn */
+                    text: string;
+                };
+            };
+        };
+        SetAccountVoiceRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A voice preset id from GET /v1/voices
+                     * @example joanna
+                     * @enum {string}
+                     */
+                    voice_id: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel";
+                };
+            };
+        };
+        SetWalletWebhookRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description protocol service-relay/2 only (with service-relay/1 it must be empty); no capability twice
+                     * @default []
+                     */
+                    capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
+                    /**
+                     * @default service-relay/1
+                     * @enum {string}
+                     */
+                    protocol?: "service-relay/1" | "service-relay/2";
+                    /**
+                     * @description true: generate a new secret for a webhook being replaced (the old one stops verifying at once). Not with `secret`
+                     * @default false
+                     */
+                    rotate_secret?: boolean;
+                    /** @description HMAC signing secret. Omitted: a new webhook gets a generated one (whsec_...), a replaced one keeps its own */
+                    secret?: string;
+                    /**
+                     * @description Header carrying the hex HMAC-SHA256 of the raw body; X-Hub-Signature-256 gives GitHub's name and format (sha256=<hex>)
+                     * @default X-Webhook-Signature
+                     */
+                    signature_header?: string;
+                    /**
+                     * @description https:// URL that receives the agent's events
+                     * @example https://agent.example.com/hooks/agentline
+                     */
+                    url: string;
+                } & (({
+                    /** @constant */
+                    protocol: "service-relay/2";
+                } | {
+                    capabilities?: unknown;
+                }) & unknown);
+            };
+        };
+        SetWebhookRequest: {
+            content: {
+                "application/json": {
+                    agent_id: string;
+                    /**
+                     * @description protocol service-relay/2 only (with service-relay/1 it must be empty); no capability twice
+                     * @default []
+                     */
+                    capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
+                    /**
+                     * @default service-relay/1
+                     * @enum {string}
+                     */
+                    protocol?: "service-relay/1" | "service-relay/2";
+                    /**
+                     * @description true: generate a new secret for a webhook being replaced (the old one stops verifying at once). Not with `secret`
+                     * @default false
+                     */
+                    rotate_secret?: boolean;
+                    /** @description HMAC signing secret. Omitted: a new webhook gets a generated one (whsec_...), a replaced one keeps its own */
+                    secret?: string;
+                    /**
+                     * @description Header carrying the hex HMAC-SHA256 of the raw body; X-Hub-Signature-256 gives GitHub's name and format (sha256=<hex>)
+                     * @default X-Webhook-Signature
+                     */
+                    signature_header?: string;
+                    /**
+                     * @description https:// URL that receives the agent's events
+                     * @example https://agent.example.com/hooks/agentline
+                     */
+                    url: string;
+                } & (({
+                    /** @constant */
+                    protocol: "service-relay/2";
+                } | {
+                    capabilities?: unknown;
+                }) & unknown);
+            };
+        };
+        SubmitFeedbackRequest: {
+            content: {
+                "application/json": {
+                    /** @description An agent of your account the report is about (agt_...) */
+                    agent_id?: string;
+                    /** @enum {string} */
+                    category: "bug" | "difficulty" | "feature_request" | "feedback";
+                    /**
+                     * Format: email
+                     * @description Where to reach you about this report
+                     * @example ada@example.com
+                     */
+                    contact_email?: string;
+                    /**
+                     * @description What happened. For a bug, what you expected and what happened instead.
+                     * @example Expected the call to +14155550100 to ring; it failed at once with no_active_number.
+                     */
+                    message: string;
+                    /**
+                     * @default normal
+                     * @enum {string}
+                     */
+                    severity?: "low" | "normal" | "high" | "critical";
+                    /** @description A one-line summary */
+                    subject?: string;
+                };
+            };
+        };
+        UpdateAgentRequest: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    /**
+                     * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
+                     * @example {
+                     *       "crm_id": "c_123"
+                     *     }
+                     */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @example Front desk */
+                    name?: string;
+                    /**
+                     * @description E.164 phone number
+                     * @example +14155550123
+                     */
+                    owner_number?: string | null;
+                    /**
+                     * @description A voice preset id from GET /v1/voices
+                     * @example joanna
+                     * @enum {string|null}
+                     */
+                    voice_id?: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel" | null;
+                };
+            };
+        };
+        VerifyRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description E-mail address
+                     * @example ada@example.com
+                     */
+                    email: string;
+                    /** @example 042917 */
+                    otp: string;
+                };
+            };
+        };
+        WalletBuyNumberRequest: {
+            content: {
+                "application/json": {
+                    /** @description Name of the agent, when this purchase creates it */
+                    agent_name?: string;
+                    /** @example 415 */
+                    area_code?: string;
+                    /**
+                     * @description ISO 3166-1 alpha-2 (default US)
+                     * @default US
+                     */
+                    country?: string;
+                    /**
+                     * @default local
+                     * @enum {string}
+                     */
+                    number_type?: "local" | "toll_free" | "mobile";
+                };
+            };
+        };
+        WalletCallRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description E.164 phone number
+                     * @example +14155550123
+                     */
+                    to_number: string;
+                };
+            };
+        };
+        WalletRenewRequest: {
+            content: {
+                "application/json": {
+                    number_id: string;
+                };
+            };
+        };
+    };
+    headers: {
+        /** @description `no-store`: reading this consumed what it returned; no cache may keep or replay it. */
+        "Cache-Control": "no-store";
+        /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+        "Idempotent-Replayed": "true";
+        /** @description MPP receipt of a settled payment. */
+        "Payment-Receipt": string;
+        /** @description On a 402: the x402 v2 challenge, base64 JSON of the payment requirements. Answer with PAYMENT-SIGNATURE (or x402 v1's X-PAYMENT). */
+        "PAYMENT-REQUIRED": string;
+        /** @description x402 v2 receipt of a settled payment, base64 JSON. */
+        "PAYMENT-RESPONSE": string;
+        /** @description Seconds to wait before trying again. */
+        "Retry-After": number;
+        /** @description On a 401: the Bearer challenge (RFC 6750). On a 402: MPP's `Payment` challenge. */
+        "WWW-Authenticate": string;
+        /** @description x402 v1 receipt of a settled X-PAYMENT, base64 JSON. */
+        "X-PAYMENT-RESPONSE": string;
+        /** @description `true` when the payment was settled in PAYMENTS_MODE=local: nothing moved on a chain. */
+        "X-Payment-Test-Money": "true";
+        /** @description The request's id (yours, when you sent a plain X-Request-Id): in every log line of the request and in every problem's `request_id`. */
+        "X-Request-Id": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -3137,6 +3203,7 @@ export interface operations {
             /** @description The links */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3146,13 +3213,25 @@ export interface operations {
             /** @description A browser is sent to the API reference at /docs */
             302: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3173,15 +3252,27 @@ export interface operations {
             /** @description The payment terms */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AgentPaymentsDocument"];
                 };
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3202,15 +3293,27 @@ export interface operations {
             /** @description Where everything is */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ServiceDocument"];
                 };
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3231,6 +3334,7 @@ export interface operations {
             /** @description The paid resources */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3239,9 +3343,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3262,15 +3377,27 @@ export interface operations {
             /** @description The reference page */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3291,15 +3418,27 @@ export interface operations {
             /** @description The script */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/javascript": string;
                 };
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3320,15 +3459,28 @@ export interface operations {
             /** @description Healthy */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The database does not answer */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3338,6 +3490,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3362,6 +3515,7 @@ export interface operations {
             /** @description The JSON-RPC response */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3371,22 +3525,47 @@ export interface operations {
             /** @description Accepted: the message was a notification */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Malformed JSON or a request that cannot be carried out */
+            /** @description Malformed JSON (a problem), or a message the MCP transport refuses (a JSON-RPC error) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
-            401: {
+            /** @description Forbidden */
+            403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Accept header names nothing this route answers with */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3396,6 +3575,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3405,15 +3585,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3423,6 +3605,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3443,6 +3626,7 @@ export interface operations {
             /** @description The live contract */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3451,9 +3635,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3476,6 +3671,7 @@ export interface operations {
             /** @description The problem type */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3485,6 +3681,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3494,6 +3701,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3514,15 +3722,28 @@ export interface operations {
             /** @description The account default voice */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AccountVoice"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3532,6 +3753,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3552,15 +3774,28 @@ export interface operations {
             /** @description The account default voice, now the system default */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AccountVoice"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3570,6 +3805,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3585,15 +3821,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SetAccountVoiceRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["SetAccountVoiceRequest"];
         responses: {
             /** @description The new account default voice */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3603,15 +3836,18 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3621,6 +3857,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3630,15 +3867,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3648,6 +3887,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3673,24 +3913,28 @@ export interface operations {
             /** @description A page of agents */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AgentList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3700,6 +3944,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3711,19 +3956,20 @@ export interface operations {
     createAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateAgentRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateAgentRequest"];
         responses: {
             /** @description The new agent */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3733,15 +3979,31 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3751,6 +4013,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3760,15 +4024,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3778,6 +4046,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3801,15 +4070,18 @@ export interface operations {
             /** @description The agent */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3819,6 +4091,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3828,6 +4111,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3851,15 +4135,18 @@ export interface operations {
             /** @description The agent is deleted */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeletedAgent"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3869,6 +4156,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3878,6 +4176,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3896,15 +4195,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateAgentRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["UpdateAgentRequest"];
         responses: {
             /** @description The updated agent */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3914,15 +4210,18 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3932,6 +4231,7 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3941,6 +4241,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3950,15 +4251,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3968,6 +4271,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3994,6 +4298,7 @@ export interface operations {
             /** @description Signed in, or refused by the user: you can close this window */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4003,6 +4308,7 @@ export interface operations {
             /** @description The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4012,15 +4318,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4030,6 +4338,8 @@ export interface operations {
             /** @description The identity provider could not be reached */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4039,6 +4349,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4054,15 +4365,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AgentIdPollRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["AgentIdPollRequest"];
         responses: {
             /** @description Signed in: the new key, shown once */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4072,6 +4380,7 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4081,6 +4390,7 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4090,6 +4400,7 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4099,6 +4410,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4108,15 +4420,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4126,6 +4440,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4135,6 +4451,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4150,15 +4467,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["AgentIdStartRequest"];
-            };
-        };
+        requestBody?: components["requestBodies"]["AgentIdStartRequest"];
         responses: {
             /** @description The sign-in session */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4168,6 +4482,7 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4177,6 +4492,7 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4186,6 +4502,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4195,15 +4512,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4213,15 +4532,19 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description A dependency is unavailable; see Retry-After */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4231,6 +4554,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4256,24 +4580,28 @@ export interface operations {
             /** @description A page of keys */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4283,6 +4611,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4298,15 +4627,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["MintKeyRequest"];
-            };
-        };
+        requestBody?: components["requestBodies"]["MintKeyRequest"];
         responses: {
             /** @description The new key */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4316,15 +4642,18 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4334,6 +4663,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4343,15 +4673,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4361,6 +4693,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4383,15 +4716,18 @@ export interface operations {
             /** @description The key is revoked */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RevokedKey"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4401,6 +4737,7 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4410,6 +4747,17 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4419,6 +4767,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4434,15 +4783,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["OtpRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["OtpRequest"];
         responses: {
-            /** @description The code was sent */
+            /** @description The code was sent (or, with no mail server, logged) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4452,6 +4798,7 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4461,6 +4808,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4470,15 +4818,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4488,15 +4838,19 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description A dependency is unavailable; see Retry-After */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4506,6 +4860,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4521,15 +4876,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VerifyRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["VerifyRequest"];
         responses: {
             /** @description Signed in */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4539,6 +4891,7 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4548,6 +4901,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4557,15 +4911,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4575,6 +4931,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4584,6 +4942,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4604,15 +4963,28 @@ export interface operations {
             /** @description The prepaid balance and the prices in force */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BillingBalance"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4622,6 +4994,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4633,12 +5006,12 @@ export interface operations {
     getExpenditure: {
         parameters: {
             query?: {
-                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time. Needs `to`. */
-                from?: string;
+                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
+                from?: string | unknown | unknown;
                 /** @description The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
-                /** @description End of an explicit range, exclusive; after `from` and at most 366 days from it. Needs `from`. */
-                to?: string;
+                /** @description End of an explicit range, exclusive: a date or date-time like `from`, after it and at most 366 days from it. Only together with `from`. */
+                to?: string | unknown | unknown;
             };
             header?: never;
             path?: never;
@@ -4649,24 +5022,28 @@ export interface operations {
             /** @description Spend and credits in the period */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Expenditure"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4676,6 +5053,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4687,16 +5065,16 @@ export interface operations {
     listCallExpenditure: {
         parameters: {
             query?: {
-                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time. Needs `to`. */
-                from?: string;
+                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
+                from?: string | unknown | unknown;
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
                 /** @description Items to skip (default 0) */
                 offset?: number;
                 /** @description The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
-                /** @description End of an explicit range, exclusive; after `from` and at most 366 days from it. Needs `from`. */
-                to?: string;
+                /** @description End of an explicit range, exclusive: a date or date-time like `from`, after it and at most 366 days from it. Only together with `from`. */
+                to?: string | unknown | unknown;
             };
             header?: never;
             path?: never;
@@ -4707,24 +5085,28 @@ export interface operations {
             /** @description A page of calls and what each cost in the period */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CallExpenditureList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4734,6 +5116,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4745,16 +5128,16 @@ export interface operations {
     listNumberExpenditure: {
         parameters: {
             query?: {
-                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time. Needs `to`. */
-                from?: string;
+                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
+                from?: string | unknown | unknown;
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
                 /** @description Items to skip (default 0) */
                 offset?: number;
                 /** @description The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
-                /** @description End of an explicit range, exclusive; after `from` and at most 366 days from it. Needs `from`. */
-                to?: string;
+                /** @description End of an explicit range, exclusive: a date or date-time like `from`, after it and at most 366 days from it. Only together with `from`. */
+                to?: string | unknown | unknown;
             };
             header?: never;
             path?: never;
@@ -4765,24 +5148,28 @@ export interface operations {
             /** @description A page of numbers and what each cost in the period */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NumberExpenditureList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4792,6 +5179,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4815,24 +5203,28 @@ export interface operations {
             /** @description One entry per month, empty months as zeros */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BillingSummary"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4842,6 +5234,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4853,7 +5246,7 @@ export interface operations {
     topupGet: {
         parameters: {
             query: {
-                /** @description USD to add to the balance */
+                /** @description USD to add to the balance: from 0.500000 to 500.000000, at most 6 decimals */
                 amount: string;
             };
             header?: never;
@@ -4865,33 +5258,52 @@ export interface operations {
             /** @description Credited */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TopupResult"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4901,6 +5313,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4912,7 +5325,7 @@ export interface operations {
     topup: {
         parameters: {
             query: {
-                /** @description USD to add to the balance */
+                /** @description USD to add to the balance: from 0.500000 to 500.000000, at most 6 decimals */
                 amount: string;
             };
             header?: never;
@@ -4924,33 +5337,52 @@ export interface operations {
             /** @description Credited */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TopupResult"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4960,6 +5392,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4982,15 +5415,18 @@ export interface operations {
             /** @description The call's charges, checked */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CallVerification"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5000,6 +5436,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5009,6 +5456,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5036,15 +5484,18 @@ export interface operations {
             /** @description A page of calls */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CallList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5054,15 +5505,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5072,6 +5525,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5084,23 +5538,19 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. */
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PlaceCallRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["PlaceCallRequest"];
         responses: {
             /** @description The call, with its status so far */
             201: {
                 headers: {
-                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5110,24 +5560,33 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5137,6 +5596,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5146,6 +5607,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5155,6 +5618,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5164,15 +5629,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5182,6 +5651,7 @@ export interface operations {
             /** @description Problem */
             502: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5191,6 +5661,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5214,15 +5685,18 @@ export interface operations {
             /** @description The call */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Call"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5232,6 +5706,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5241,6 +5726,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5255,22 +5741,23 @@ export interface operations {
                 /** @description The turn_id of the call.utterance event, exactly */
                 turn_id: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The call's id (call_...) */
                 call_id: string;
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ContextPush"];
-            };
-        };
+        requestBody: components["requestBodies"]["ContextPush"];
         responses: {
             /** @description Spoken */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5280,15 +5767,20 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5298,6 +5790,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5307,6 +5801,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5316,6 +5812,8 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5325,6 +5823,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5334,15 +5834,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5352,6 +5856,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5363,7 +5868,10 @@ export interface operations {
     hangupCall: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The call's id (call_...) */
                 call_id: string;
@@ -5375,15 +5883,20 @@ export interface operations {
             /** @description The call after hanging up */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Call"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5393,6 +5906,30 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5402,6 +5939,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5425,15 +5963,18 @@ export interface operations {
             /** @description The transcript */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Transcript"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5443,6 +5984,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5452,6 +6004,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5479,15 +6032,19 @@ export interface operations {
             /** @description The events, now consumed */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EventBatch"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5497,15 +6054,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5515,6 +6074,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5540,15 +6100,18 @@ export interface operations {
             /** @description The pending events */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EventBatch"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5558,15 +6121,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5576,6 +6141,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5587,19 +6153,20 @@ export interface operations {
     createRelayTicket: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RelayTicketRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["RelayTicketRequest"];
         responses: {
             /** @description The ticket and the relay URL it opens */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5609,15 +6176,20 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5627,6 +6199,19 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5636,6 +6221,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5645,15 +6232,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5663,6 +6254,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5691,24 +6283,28 @@ export interface operations {
             /** @description A page of your reports */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FeedbackList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5718,6 +6314,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5729,19 +6326,20 @@ export interface operations {
     submitFeedback: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SubmitFeedbackRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["SubmitFeedbackRequest"];
         responses: {
             /** @description The report, filed with status `open` */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5751,15 +6349,20 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5769,6 +6372,19 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5778,6 +6394,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5787,15 +6405,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5805,6 +6427,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5832,15 +6455,18 @@ export interface operations {
             /** @description A page of messages */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MessageList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5850,15 +6476,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5868,6 +6496,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5894,15 +6523,18 @@ export interface operations {
             /** @description A page of threads */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5912,15 +6544,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5930,6 +6564,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5959,15 +6594,18 @@ export interface operations {
             /** @description A page of numbers */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PhoneNumberList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5977,15 +6615,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5995,6 +6635,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6007,23 +6648,19 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. */
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["BuyNumberRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["BuyNumberRequest"];
         responses: {
             /** @description The new number */
             201: {
                 headers: {
-                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6033,24 +6670,33 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6060,6 +6706,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6069,6 +6717,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6078,6 +6728,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6087,15 +6739,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6105,6 +6761,7 @@ export interface operations {
             /** @description Problem */
             502: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6114,6 +6771,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6137,15 +6795,18 @@ export interface operations {
             /** @description The number */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PhoneNumber"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6155,6 +6816,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6164,6 +6836,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6190,15 +6863,18 @@ export interface operations {
             /** @description The number, now the target agent's */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PhoneNumber"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6208,6 +6884,7 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6217,15 +6894,17 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,6 +6914,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6246,7 +6926,10 @@ export interface operations {
     releaseNumber: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The number's id (num_...), not the phone number */
                 number_id: string;
@@ -6258,15 +6941,20 @@ export interface operations {
             /** @description The released number */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PhoneNumber"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6276,6 +6964,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6285,6 +6975,19 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6294,6 +6997,7 @@ export interface operations {
             /** @description Problem */
             502: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6303,6 +7007,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6318,7 +7023,10 @@ export interface operations {
                 /** @description The number bought elsewhere, E.164 */
                 phone_number: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6327,15 +7035,20 @@ export interface operations {
             /** @description The attached number */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PhoneNumber"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6345,6 +7058,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6354,15 +7069,19 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6372,6 +7091,7 @@ export interface operations {
             /** @description Problem */
             502: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6381,6 +7101,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6392,7 +7113,10 @@ export interface operations {
     sandboxHangup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The call's id (call_...) */
                 call_id: string;
@@ -6404,15 +7128,20 @@ export interface operations {
             /** @description The call after the far party hung up */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Call"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6422,6 +7151,30 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6431,6 +7184,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6442,22 +7196,23 @@ export interface operations {
     sandboxSay: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The call's id (call_...) */
                 call_id: string;
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SandboxSay"];
-            };
-        };
+        requestBody: components["requestBodies"]["SandboxSay"];
         responses: {
             /** @description The turn opened */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6467,15 +7222,20 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6485,6 +7245,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6494,6 +7256,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6503,6 +7267,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6512,15 +7278,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6530,6 +7300,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6541,19 +7312,20 @@ export interface operations {
     sandboxInboundCall: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SandboxInboundCall"];
-            };
-        };
+        requestBody: components["requestBodies"]["SandboxInboundCall"];
         responses: {
             /** @description The call */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6563,24 +7335,33 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6590,6 +7371,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6599,6 +7382,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6608,6 +7393,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6617,15 +7404,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6635,6 +7426,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6646,19 +7438,20 @@ export interface operations {
     sandboxInboundSms: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SandboxInboundSms"];
-            };
-        };
+        requestBody: components["requestBodies"]["SandboxInboundSms"];
         responses: {
             /** @description The message stored */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6668,24 +7461,33 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6695,6 +7497,8 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6704,6 +7508,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6713,6 +7519,8 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6722,15 +7530,19 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6740,6 +7552,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6751,12 +7564,12 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: {
-                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time. Needs `to`. */
-                from?: string;
+                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
+                from?: string | unknown | unknown;
                 /** @description The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
-                /** @description End of an explicit range, exclusive; after `from` and at most 366 days from it. Needs `from`. */
-                to?: string;
+                /** @description End of an explicit range, exclusive: a date or date-time like `from`, after it and at most 366 days from it. Only together with `from`. */
+                to?: string | unknown | unknown;
             };
             header?: never;
             path?: never;
@@ -6767,24 +7580,28 @@ export interface operations {
             /** @description Usage in the period */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6794,6 +7611,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6807,16 +7625,16 @@ export interface operations {
             query?: {
                 /** @description Only rows of this category */
                 category?: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms";
-                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time. Needs `to`. */
-                from?: string;
+                /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
+                from?: string | unknown | unknown;
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
                 /** @description Items to skip (default 0) */
                 offset?: number;
                 /** @description Only rows of the current calendar period in UTC (day, week from Monday, month, year). Default: every row; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
-                /** @description End of an explicit range, exclusive; after `from` and at most 366 days from it. Needs `from`. */
-                to?: string;
+                /** @description End of an explicit range, exclusive: a date or date-time like `from`, after it and at most 366 days from it. Only together with `from`. */
+                to?: string | unknown | unknown;
             };
             header?: never;
             path?: never;
@@ -6827,24 +7645,28 @@ export interface operations {
             /** @description A page of ledger rows */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["LedgerTransactionList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6854,6 +7676,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6879,24 +7702,28 @@ export interface operations {
             /** @description A page of voice presets */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VoiceList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6906,6 +7733,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6932,15 +7760,18 @@ export interface operations {
             /** @description A page of webhooks */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6950,15 +7781,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6968,6 +7801,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6983,42 +7817,43 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SetWebhookRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["SetWebhookRequest"];
         responses: {
             /** @description Replaced */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Webhook"];
+                    "application/json": components["schemas"]["SetWebhookResult"];
                 };
             };
             /** @description Created */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Webhook"];
+                    "application/json": components["schemas"]["SetWebhookResult"];
                 };
             };
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7028,6 +7863,7 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7037,6 +7873,7 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7046,15 +7883,17 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7064,6 +7903,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7086,15 +7926,18 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeletedWebhook"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7104,15 +7947,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7122,6 +7967,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7148,15 +7994,18 @@ export interface operations {
             /** @description A page of attempts */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeliveryAttemptList"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7166,15 +8015,17 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7184,6 +8035,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7197,7 +8049,10 @@ export interface operations {
             query: {
                 agent_id: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7206,15 +8061,20 @@ export interface operations {
             /** @description The first attempt */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookTestResult"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7224,15 +8084,30 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7242,6 +8117,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7262,24 +8138,38 @@ export interface operations {
             /** @description The agent */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7289,6 +8179,25 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7298,6 +8207,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7313,15 +8223,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateAgentRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["UpdateAgentRequest"];
         responses: {
             /** @description The agent */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7331,24 +8242,38 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7358,6 +8283,11 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7367,6 +8297,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7376,15 +8311,25 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7394,6 +8339,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7405,19 +8351,24 @@ export interface operations {
     walletPlaceCall: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WalletCallRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["WalletCallRequest"];
         responses: {
             /** @description The call */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7427,24 +8378,41 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7454,6 +8422,12 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7463,6 +8437,12 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7472,6 +8452,12 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7481,15 +8467,27 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7499,6 +8497,7 @@ export interface operations {
             /** @description Problem */
             502: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7508,6 +8507,123 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    walletHangupCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The call after hanging up */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7531,24 +8647,38 @@ export interface operations {
             /** @description The transcript */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Transcript"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7558,6 +8688,25 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7567,6 +8716,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7592,24 +8742,39 @@ export interface operations {
             /** @description The events, now consumed */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EventBatch"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7619,15 +8784,25 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7637,6 +8812,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7662,6 +8838,11 @@ export interface operations {
             /** @description A page of numbers */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7673,27 +8854,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7703,6 +8898,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7714,19 +8910,24 @@ export interface operations {
     walletBuyNumber: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WalletBuyNumberRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["WalletBuyNumberRequest"];
         responses: {
             /** @description The number and the agent */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7736,24 +8937,41 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7763,6 +8981,12 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7772,6 +8996,12 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7781,15 +9011,27 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7799,6 +9041,7 @@ export interface operations {
             /** @description Problem */
             502: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7808,6 +9051,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7819,19 +9063,24 @@ export interface operations {
     walletRenewNumber: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WalletRenewRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["WalletRenewRequest"];
         responses: {
             /** @description The number, with its new expires_at */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7841,24 +9090,41 @@ export interface operations {
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7868,6 +9134,12 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7877,6 +9149,12 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7886,6 +9164,12 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7895,15 +9179,27 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7913,6 +9209,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7933,24 +9230,38 @@ export interface operations {
             /** @description The webhook */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7960,6 +9271,25 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7969,6 +9299,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7984,51 +9315,71 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SetWalletWebhookRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["SetWalletWebhookRequest"];
         responses: {
             /** @description Replaced */
             200: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Webhook"];
+                    "application/json": components["schemas"]["SetWebhookResult"];
                 };
             };
             /** @description Created */
             201: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Webhook"];
+                    "application/json": components["schemas"]["SetWebhookResult"];
                 };
             };
             /** @description Malformed JSON or a request that cannot be carried out */
             400: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8038,6 +9389,11 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8047,6 +9403,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8056,15 +9417,25 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` lists each offending field */
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
             422: {
                 headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8074,6 +9445,7 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8085,7 +9457,10 @@ export interface operations {
     walletTestWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8094,24 +9469,41 @@ export interface operations {
             /** @description The first attempt */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookTestResult"];
                 };
             };
-            /** @description Missing, invalid or revoked credentials */
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
             401: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Payment required or insufficient balance */
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
             402: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8121,6 +9513,42 @@ export interface operations {
             /** @description No such resource on this account */
             404: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8130,11 +9558,228 @@ export interface operations {
             /** @description Unexpected error (500): only the request id is given */
             default: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    webhook_call_session_end: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CallSessionEnd"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx is success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted; reply only through the context endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure: the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_call_session_start: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CallSessionStart"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx is success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted; reply only through the context endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure: the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_call_task_amend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CallTaskAmend"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx is success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted; reply only through the context endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure: the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_call_task_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CallTaskCancel"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx is success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted; reply only through the context endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure: the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_call_task_open: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CallTaskOpen"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx is success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted; reply only through the context endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure: the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx is success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted; reply only through the context endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure: the delivery is retried */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
