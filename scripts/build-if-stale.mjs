@@ -1,7 +1,8 @@
 // Builds dist/ only when a source changed since the last build, so a restart (`npm start`,
 // `npm run admin`, `npm run bench`) does not spend seconds recompiling an unchanged tree, while a
-// fresh clone (no dist/) or an edited file still gets its build. Plain Node, no dependencies.
+// fresh clone (no dist/) or an edited file still gets its build. Plain Node and the TypeScript compiler the build uses anyway.
 // The build's output goes to stderr: stdout belongs to the command that follows.
+import ts from "typescript";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,7 +24,10 @@ function newest(path) {
   return latest;
 }
 
-const { include = [] } = JSON.parse(readFileSync("tsconfig.build.json", "utf8"));
+// TypeScript's own reader: tsconfig files may hold comments, which JSON.parse refuses.
+const { config, error } = ts.parseConfigFileTextToJson("tsconfig.build.json", readFileSync("tsconfig.build.json", "utf8"));
+if (error) throw new Error(ts.flattenDiagnosticMessageText(error.messageText, "\n"));
+const { include = [] } = config;
 const sources = Math.max(...[...include, ...INPUTS].map(newest));
 const built = existsSync(STAMP) ? statSync(STAMP).mtimeMs : -1;
 
