@@ -18,6 +18,8 @@ export interface PostgresBusOptions {
   client: postgres.Sql;
   db: Database;
   logger: Logger;
+  /** This process's id: a message it sent to the others only (`othersOnly`, tagged `p`) is not delivered back to it. */
+  processId?: string;
   /** How often overflow rows older than a minute are deleted; tests shorten it. */
   sweepEveryMs?: number;
 }
@@ -45,7 +47,7 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
       return;
     }
     // Only read an overflow row if someone here wants it.
-    if (closed || !subscribers.has(notice.c)) return;
+    if (closed || !subscribers.has(notice.c) || (notice.p !== undefined && notice.p === options.processId)) return;
     if ("m" in notice) return subscribers.deliver(notice.c, notice.m);
     const [row] = await db.select({ payload: busMessages.payload }).from(busMessages).where(eq(busMessages.id, notice.r));
     if (!row) {
@@ -81,15 +83,17 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
       // Through the caller's transaction, PostgreSQL holds the NOTIFY (and the overflow row)
       // until commit and drops both on rollback.
       const executor = publishOptions?.tx ?? db;
-      let payload = JSON.stringify({ c: channel, m: message });
+      const origin = publishOptions?.othersOnly && options.processId ? { p: options.processId } : {};
+      let payload = JSON.stringify({ c: channel, ...origin, m: message });
       if (Buffer.byteLength(payload, "utf8") > MAX_INLINE_BYTES) {
         const [row] = await executor.insert(busMessages).values({ payload: message }).returning({ id: busMessages.id });
-        payload = JSON.stringify({ c: channel, r: row!.id });
+        payload = JSON.stringify({ c: channel, ...origin, r: row!.id });
       }
       // Raw SQL: the query builder has no NOTIFY, and client.notify would bypass the transaction.
       await executor.execute(sql`select pg_notify(${NOTIFY_CHANNEL}, ${payload})`);
     },
     subscribe: subscribers.subscribe,
+    announce: subscribers.deliver,
     async close() {
       if (closed) return;
       // After a reconnect, postgres.js's unlisten no longer removes our listener (its re-listen
@@ -107,7 +111,7 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
   };
 }
 
-type Notice = { c: string; m: Record<string, unknown> } | { c: string; r: number };
+type Notice = ({ c: string; m: Record<string, unknown> } | { c: string; r: number }) & { p?: string };
 
 // Anyone with access to the database can NOTIFY on the channel; accept only our own shape.
 function parseNotice(payload: string): Notice | undefined {
@@ -118,9 +122,10 @@ function parseNotice(payload: string): Notice | undefined {
     return undefined;
   }
   if (typeof value !== "object" || value === null) return undefined;
-  const { c, m, r } = value as { c?: unknown; m?: unknown; r?: unknown };
+  const { c, m, r, p } = value as { c?: unknown; m?: unknown; r?: unknown; p?: unknown };
   if (typeof c !== "string") return undefined;
-  if (typeof m === "object" && m !== null && !Array.isArray(m)) return { c, m: m as Record<string, unknown> };
-  if (typeof r === "number" && Number.isSafeInteger(r)) return { c, r };
+  const origin = typeof p === "string" ? { p } : {};
+  if (typeof m === "object" && m !== null && !Array.isArray(m)) return { c, m: m as Record<string, unknown>, ...origin };
+  if (typeof r === "number" && Number.isSafeInteger(r)) return { c, r, ...origin };
   return undefined;
 }

@@ -8,6 +8,11 @@ export interface PublishOptions {
    * connection, so a subscriber's reads wait for the transaction to end before they run.)
    */
   tx?: Executor;
+  /**
+   * Only the other processes: the caller hands this process's receivers the message from memory
+   * itself (with `announce`, after its transaction commits). A no-op on the single-process bus.
+   */
+  othersOnly?: boolean;
 }
 
 /**
@@ -21,6 +26,8 @@ export interface Bus {
   publish(channel: string, message: Record<string, unknown>, options?: PublishOptions): Promise<void>;
   /** Calls handler for every message on channel, from any process; returns the unsubscribe. */
   subscribe(channel: string, handler: (message: Record<string, unknown>) => void): () => void;
+  /** Hands a message to this process's subscribers now, from memory (not to other processes). */
+  announce(channel: string, message: Record<string, unknown>): void;
   close(): Promise<void>;
 }
 
@@ -66,11 +73,13 @@ export function createSubscribers(logger: Logger) {
 export function createLocalBus(logger: Logger): Bus {
   const subscribers = createSubscribers(logger);
   return {
-    async publish(channel, message) {
+    async publish(channel, message, options) {
+      if (options?.othersOnly) return;
       // Delivered on a later tick, like a message that went over the wire.
       queueMicrotask(() => subscribers.deliver(channel, message));
     },
     subscribe: subscribers.subscribe,
+    announce: subscribers.deliver,
     async close() {
       subscribers.clear();
     },

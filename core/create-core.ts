@@ -42,9 +42,10 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pglite: options.pglite, logger });
   let secrets: ServerSecrets;
   let bus: Bus;
+  const processId = newId("sess");
   try {
     secrets = await loadServerSecrets(database.db, config.secretKey);
-    bus = database.postgresClient ? await createPostgresBus({ client: database.postgresClient, db: database.db, logger }) : createLocalBus(logger);
+    bus = database.postgresClient ? await createPostgresBus({ client: database.postgresClient, db: database.db, logger, processId }) : createLocalBus(logger);
   } catch (error) {
     await database.close();
     throw error;
@@ -72,7 +73,7 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     webhooks: undefined as unknown as DeliveryWorker,
     billing: undefined as unknown as BillingJobs,
     baseUrl: config.baseUrl ?? `http://localhost:${config.port}`,
-    processId: newId("sess"),
+    processId,
     now: () => new Date(),
     stopping: stopping.signal,
     beginStopping: () => stopping.abort(),

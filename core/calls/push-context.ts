@@ -1,10 +1,10 @@
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Core } from "../context.js";
-import { calls } from "../db/schema/calls.js";
-import { transcriptEntries } from "../db/schema/transcript-entries.js";
-import { turns, type TurnStatus } from "../db/schema/turns.js";
+import { executeRows } from "../db/database.js";
+import type { TurnStatus } from "../db/schema/turns.js";
 import { AppError, notFound } from "../errors.js";
-import { deliveryTarget, protocol2 } from "../events/routing.js";
+import { loadCallById } from "./call-records.js";
+import { conversations } from "./conversation-cache.js";
 import { hangupCall } from "./hangup-call.js";
 import { isPushTokenFor } from "./push-token.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
@@ -36,42 +36,41 @@ function refusal(status: TurnStatus, turnId: string): AppError {
 /**
  * Answers a live turn: the text is spoken to the far party and added to the transcript. The turn
  * changes state in one conditional update under the call's row lock, so of two racing final
- * pushes exactly one is spoken; the other gets 409 `turn_answered`.
+ * pushes exactly one is spoken; the other gets 409 `turn_answered`. One round trip to the
+ * database; the line is spoken once it is committed.
  */
 export async function pushContext(core: Core, credential: PushCredential, push: ContextPush) {
   const now = core.now();
-  const call = await core.db.transaction(async (tx) => {
-    const [row] = await tx.select().from(calls).where(eq(calls.callId, push.callId)).for("update");
-    if ("pushToken" in credential) {
-      if (!row || !isPushTokenFor(core, push.callId, credential.pushToken)) {
-        throw new AppError("unauthorized", "The push token is not valid for this call.", { headers: { "WWW-Authenticate": 'Bearer realm="agentline", error="invalid_token"' } });
-      }
-    } else if (!row || row.accountId !== credential.accountId) {
-      throw notFound("call", push.callId);
+  const byToken = "pushToken" in credential;
+  // A push token is an HMAC of the call id: checked before the database is asked anything.
+  if (byToken && !isPushTokenFor(core, push.callId, credential.pushToken)) throw badPushToken();
+  // Raw SQL: the whole leg is one server-side function (agentline_push_context, migration 0008).
+  const [{ r: result }] = (await executeRows<{ r: Pushed }>(
+    core.db,
+    sql`select agentline_push_context(${push.callId}, ${push.turnId}, ${push.text}, ${push.final}, ${now.toISOString()}::timestamptz,
+      ${byToken ? null : credential.accountId}, ${`{${[...TERMINAL_STATUSES].join(",")}}`}::text[]) as r`,
+  )) as [{ r: Pushed }];
+  switch (result.outcome) {
+    case "no_call":
+      throw byToken ? badPushToken() : notFound("call", push.callId);
+    case "ended":
+      throw new AppError("call_ended", `Call ${push.callId} has ended (${result.status}). Abandon the work.`);
+    case "no_turn":
+      throw notFound("turn", push.turnId);
+    case "interim_refused": {
+      const message = "interim lines need the streams_progress capability on this agent's service-relay/2 webhook";
+      throw new AppError("validation_error", `final: false is refused: ${message}.`, { errors: [{ field: "final", message }] });
     }
-    if (TERMINAL_STATUSES.has(row.status)) throw new AppError("call_ended", `Call ${push.callId} has ended (${row.status}). Abandon the work.`);
-    const [turn] = await tx.select().from(turns).where(and(eq(turns.turnId, push.turnId), eq(turns.callId, push.callId)));
-    if (!turn) throw notFound("turn", push.turnId);
-    if (!push.final) {
-      const p2 = protocol2(await deliveryTarget(tx, row.agentId, now));
-      if (p2 && !p2.has("streams_progress")) {
-        const message = "interim lines need the streams_progress capability on this agent's service-relay/2 webhook";
-        throw new AppError("validation_error", `final: false is refused: ${message}.`, { errors: [{ field: "final", message }] });
-      }
-    }
-    const [moved] = await tx
-      .update(turns)
-      .set(push.final ? { status: "answered", closedAt: now } : { interimCount: sql`${turns.interimCount} + 1` })
-      .where(and(eq(turns.turnId, push.turnId), eq(turns.status, "open")))
-      .returning({ turnId: turns.turnId });
-    if (!moved) throw refusal(turn.status, push.turnId);
-    await tx.insert(transcriptEntries).values({ callId: push.callId, role: "assistant", text: push.text, turnId: push.turnId, createdAt: now });
-    return row;
-  });
-
+    case "refused":
+      throw refusal(result.turn_status, push.turnId);
+  }
+  conversations(core).append(push.callId, result.previous_entry_id, result.entry_id, { role: "assistant", text: push.text, timestamp: now.toISOString() });
   if (push.final) core.calls.turnClosed(push.callId, push.turnId);
   await core.carrier.speak(push.callId, { text: push.text, final: push.final, turnId: push.turnId });
-  if (push.endCall) await hangupCall(core, call, "agent");
+  if (push.endCall) {
+    const call = await loadCallById(core.db, push.callId);
+    if (call) await hangupCall(core, call, "agent");
+  }
   return {
     call_id: push.callId,
     turn_id: push.turnId,
@@ -79,4 +78,14 @@ export async function pushContext(core: Core, credential: PushCredential, push: 
     spoken_at: now.toISOString(),
     call_ending: push.endCall,
   };
+}
+
+type Pushed =
+  | { outcome: "no_call" | "no_turn" | "interim_refused" }
+  | { outcome: "ended"; status: string }
+  | { outcome: "refused"; turn_status: TurnStatus }
+  | { outcome: "pushed"; agent_id: string; account_id: string; previous_entry_id: number | null; entry_id: number };
+
+function badPushToken(): AppError {
+  return new AppError("unauthorized", "The push token is not valid for this call.", { headers: { "WWW-Authenticate": 'Bearer realm="agentline", error="invalid_token"' } });
 }

@@ -1,16 +1,19 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Core } from "../context.js";
-import type { Transaction } from "../db/database.js";
+import { executeRows, type Transaction } from "../db/database.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns } from "../db/schema/turns.js";
 import { AppError } from "../errors.js";
+import { EVENTS_CREATED_CHANNEL } from "../events/channels.js";
 import { recordEvent } from "../events/events.js";
+import type { EventEnvelope } from "../events/schemas.js";
 import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
 import { newId } from "../ids.js";
 import { publicUrl } from "../public-url.js";
 import { taskAmend, taskCancel, taskOpen } from "../webhooks/protocol2.js";
 import { readTranscript, type CallRow } from "./call-records.js";
+import { conversations, type ConversationLine } from "./conversation-cache.js";
 import { pushTokenFor } from "./push-token.js";
 
 /** One key per call, for the runtime to keep the call's conversation in one session. */
@@ -25,9 +28,7 @@ export function pushContextUrl(core: Core, callId: string, turnId: string): stri
 
 async function lockLiveCall(tx: Transaction, callId: string): Promise<CallRow> {
   const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
-  if (!call || call.status !== "in-progress") {
-    throw new AppError("call_not_in_progress", `Call ${callId} is ${call ? call.status : "unknown"}; the far party can speak only on a connected call.`);
-  }
+  if (!call || call.status !== "in-progress") throw notInProgress(callId, call?.status ?? null);
   return call;
 }
 
@@ -39,6 +40,9 @@ async function lockLiveCall(tx: Transaction, callId: string): Promise<CallRow> {
  */
 export async function openTurn(core: Core, callId: string, text: string, input: "speech" | "dtmf"): Promise<{ turnId: string; amended: boolean }> {
   const now = core.now();
+  const opened = await openTurnInOneTrip(core, callId, text, input, now);
+  if (opened) return { turnId: opened, amended: false };
+  // The agent's events go to a webhook: its delivery job (and protocol-2 message) are built here.
   return core.db.transaction(async (tx) => {
     const call = await lockLiveCall(tx, callId);
     const target = await deliveryTarget(tx, call.agentId, now);
@@ -86,6 +90,55 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
     );
     return { turnId, amended: false };
   });
+}
+
+interface OpenedTurn {
+  outcome: "opened" | "not_in_progress" | "webhook";
+  status?: string | null;
+  agent_id: string;
+  account_id: string;
+  seq: number;
+  before: string[];
+  envelope: EventEnvelope;
+  entry_id: number;
+  conversation: ConversationLine[] | null;
+}
+
+/**
+ * The turn of an agent whose events go to a relay socket or the mailbox, in one round trip (the
+ * function agentline_open_turn, migration 0008); then, committed, the event is handed from memory
+ * to this process's receivers. Returns the turn id, or null when the agent has a webhook.
+ */
+async function openTurnInOneTrip(core: Core, callId: string, text: string, input: "speech" | "dtmf", now: Date): Promise<string | null> {
+  const turnId = newId("turn");
+  const createdAt = now.toISOString();
+  const line: ConversationLine = { role: "user", text, timestamp: createdAt };
+  const cache = conversations(core);
+  const known = cache.get(callId);
+  let result: OpenedTurn;
+  try {
+    // Raw SQL: a server-side function call, which the query builder cannot express.
+    [{ r: result }] = await executeRows<{ r: OpenedTurn }>(
+      core.db,
+      sql`select agentline_open_turn(${callId}, ${text}, ${input}, ${createdAt}::timestamptz, ${createdAt}, ${turnId}, ${newId("evt")},
+        ${pushContextUrl(core, callId, turnId)}, ${pushTokenFor(core, callId)}, ${known?.lastEntryId ?? null}::bigint,
+        ${known ? JSON.stringify(known.lines.concat(line)) : null}::json, ${core.processId}, ${core.database.kind === "postgres"}) as r`,
+    ) as [{ r: OpenedTurn }];
+  } catch (error) {
+    cache.forget(callId);
+    throw error;
+  }
+  if (result.outcome === "not_in_progress") throw notInProgress(callId, result.status ?? null);
+  if (result.outcome === "webhook") return null;
+  if (result.conversation) cache.set(callId, result.entry_id, result.conversation);
+  else cache.append(callId, known!.lastEntryId, result.entry_id, line);
+  // Committed: this process's relay socket (and any waiting poll) gets it from memory.
+  core.bus.announce(EVENTS_CREATED_CHANNEL, { agent_id: result.agent_id, account_id: result.account_id, seq: result.seq, before: result.before, event: result.envelope });
+  return turnId;
+}
+
+function notInProgress(callId: string, status: string | null): AppError {
+  return new AppError("call_not_in_progress", `Call ${callId} is ${status ?? "unknown"}; the far party can speak only on a connected call.`);
 }
 
 /**

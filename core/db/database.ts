@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import type { SQLWrapper } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
@@ -17,6 +18,15 @@ export type Database = PgDatabase<PgQueryResultHKT>;
 export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
 /** Either; functions that can join a caller's transaction take this. */
 export type Executor = Database | Transaction;
+
+/**
+ * The rows of a raw statement (`db.execute`): postgres.js answers an array of rows, PGlite an
+ * object holding them.
+ */
+export async function executeRows<Row>(db: Executor, query: SQLWrapper): Promise<Row[]> {
+  const result = (await db.execute(query)) as unknown as Row[] | { rows: Row[] };
+  return Array.isArray(result) ? result : result.rows;
+}
 
 /** An open database: the drizzle handle plus what the process needs to manage it. */
 export interface DatabaseHandle {

@@ -41,6 +41,7 @@ export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now
     ...event.extras,
   };
   const target: DeliveryTarget = event.target ?? (await deliveryTarget(tx, event.agentId, now));
+  await lockAgentEvents(tx, event.agentId);
   const [row] = await tx
     .insert(events)
     .values({ eventId: envelope.event_id, accountId: event.accountId, agentId: event.agentId, eventType: event.type, envelope, route: target.route, createdAt: now })
@@ -62,6 +63,16 @@ export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now
     await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: event.agentId, account_id: event.accountId }, { tx });
   }
   return envelope;
+}
+
+/**
+ * Holds the agent's event lock until the transaction ends, so the agent's events commit in the
+ * order of their seq: with several processes writing, the relay (which hands events out by seq)
+ * never sees a later one committed before an earlier one. The same lock as agentline_open_turn
+ * (migration 0008) takes. Raw SQL: the query builder has no advisory locks.
+ */
+async function lockAgentEvents(tx: Executor, agentId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(7240502, hashtext(${agentId}))`);
 }
 
 /** Which pending events a poll or a wait takes. */

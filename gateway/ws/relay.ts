@@ -2,6 +2,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import type { Core } from "../../core/context.js";
 import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
 import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
+import type { EventEnvelope } from "../../core/events/schemas.js";
 import { relayUpgradeAccount } from "./relay-auth.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
@@ -19,7 +20,7 @@ export function relayRoute(core: Core): UpgradeRoute {
   const byAgent = new Map<string, Set<RelaySocket>>();
   const each = (agentId: unknown, fn: (socket: RelaySocket) => void) => byAgent.get(String(agentId))?.forEach(fn);
   const unsubscribe = [
-    core.bus.subscribe(EVENTS_CREATED_CHANNEL, (m) => each(m.agent_id, (s) => s.pump())),
+    core.bus.subscribe(EVENTS_CREATED_CHANNEL, (m) => each(m.agent_id, (s) => s.offer(m))),
     core.bus.subscribe(RELAY_SESSION_CHANNEL, (m) => each(m.agent_id, (s) => s.replacedBy(String(m.session_id)))),
   ];
   const track = (socket: RelaySocket) => {
@@ -57,6 +58,10 @@ export function relayRoute(core: Core): UpgradeRoute {
 class RelaySocket {
   /** event_id → when it was last sent. Bounded by RELAY_WINDOW, so a slow client costs little. */
   private readonly inFlight = new Map<string, number>();
+  /** Ids the client acknowledged lately (their ack may not be committed yet): sent, as far as ordering goes. */
+  private readonly acked = new Set<string>();
+  /** Whether pending events may be waiting that this socket has not sent: an ack then reads the backlog. */
+  private behind = true;
   private pumping = false;
   private pumpAgain = false;
   private alive = true;
@@ -96,6 +101,25 @@ class RelaySocket {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(frame));
   }
 
+  /**
+   * A new event of the agent, committed. Sent at once when it carries its envelope and every
+   * earlier pending event of the agent (`before`) has already been sent here, so the client still
+   * gets them in sequence order; otherwise the backlog is read, in order.
+   */
+  offer(message: Record<string, unknown>): void {
+    const event = message.event as EventEnvelope | undefined;
+    const before = message.before;
+    if (!event || typeof event.event_id !== "string" || !Array.isArray(before)) return this.pump();
+    if (this.inFlight.has(event.event_id)) return;
+    const inOrder = before.every((id) => this.inFlight.has(id) || this.acked.has(id));
+    if (!inOrder || this.inFlight.size >= this.core.config.relayWindow || this.ws.readyState !== this.ws.OPEN) {
+      this.behind = true;
+      return this.pump();
+    }
+    this.inFlight.set(event.event_id, Date.now());
+    this.send({ type: "event", event });
+  }
+
   /** Sends pending events, oldest first, while the window has room. */
   pump(): void {
     if (this.pumping) {
@@ -111,10 +135,13 @@ class RelaySocket {
           if (room <= 0 || this.ws.readyState !== this.ws.OPEN) break;
           const backlog = await relayBacklog(this.core, this.agentId, [...this.inFlight.keys()], room);
           for (const event of backlog) {
+            // Offered from memory while the backlog was being read.
+            if (this.inFlight.has(event.event_id)) continue;
             this.inFlight.set(event.event_id, Date.now());
             this.send({ type: "event", event });
           }
-          if (backlog.length === room) this.pumpAgain = true;
+          this.behind = backlog.length === room;
+          if (this.behind) this.pumpAgain = true;
         } while (this.pumpAgain);
       } catch (error) {
         this.core.logger.error({ err: error, agent_id: this.agentId }, "relay pump failed");
@@ -132,6 +159,12 @@ class RelaySocket {
     // Drop them from the window and pump: the backlog query re-reads them (if still pending).
     for (const id of overdue) this.inFlight.delete(id);
     this.pump();
+  }
+
+  private rememberAcked(id: string): void {
+    this.acked.add(id);
+    // Enough to cover acks not yet committed; the oldest is forgotten first.
+    if (this.acked.size > 2 * this.core.config.relayWindow) this.acked.delete(this.acked.values().next().value!);
   }
 
   private heartbeat(): void {
@@ -158,10 +191,12 @@ class RelaySocket {
     if (ids.length === 0 || ids.length > 1000 || !ids.every((id) => typeof id === "string" && id.length <= 64)) {
       return this.send({ type: "error", code: "validation_error", message: "ack needs event_id, or event_ids (1 to 1000 ids)" });
     }
+    for (const id of ids as string[]) this.rememberAcked(id);
     ackRelayEvents(this.core, this.agentId, ids as string[])
       .then(() => {
         for (const id of ids as string[]) this.inFlight.delete(id);
-        this.pump();
+        // Only a socket that may have left events unsent reads its backlog after an ack.
+        if (this.behind) this.pump();
       })
       .catch((error) => this.core.logger.error({ err: error }, "relay ack failed"));
   }

@@ -5,7 +5,7 @@ import { authenticateApiKey } from "../../core/auth/api-keys.js";
 import { loadCall } from "../../core/calls/call-records.js";
 import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
 import { MAX_SPOKEN_TEXT, TERMINAL_STATUSES } from "../../core/calls/schemas.js";
-import { SANDBOX_SPEECH_CHANNEL } from "../../core/carrier/sandbox-carrier.js";
+import { SANDBOX_SPEECH_CHANNEL, SandboxCarrier } from "../../core/carrier/sandbox-carrier.js";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { farParty } from "../../core/sandbox/far-party.js";
@@ -86,6 +86,7 @@ function serve(core: Core, ws: WebSocket, callId: string, status: string): void 
       if (TERMINAL_STATUSES.has(String(m.status))) ws.close(1000, "call ended");
     }),
   ];
+  if (core.carrier instanceof SandboxCarrier) unsubscribe.push(core.carrier.softphoneOpened(callId));
   ws.on("close", () => unsubscribe.forEach((off) => off()));
   send({ type: "status", status });
   if (TERMINAL_STATUSES.has(status)) ws.close(1000, "call ended");
