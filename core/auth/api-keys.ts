@@ -6,6 +6,7 @@ import { AppError, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { toPage, type Page, type Pagination } from "../schemas/common.js";
 import type { ApiKey } from "./schemas.js";
+import { API_KEY_REVOKED_CHANNEL, keyCache } from "./key-cache.js";
 import { hashToken, randomToken } from "./tokens.js";
 
 /** Who a request acts for, once its API key has been checked. */
@@ -63,12 +64,19 @@ export async function revokeApiKey(core: Core, principal: ApiKeyPrincipal, keyId
     throw new AppError("cannot_revoke_current_key", "This request is authenticated by the key it asks to revoke. Revoke it with another key of the account.");
   }
   const revokedAt = core.now();
-  const [row] = await core.db
-    .update(apiKeys)
-    .set({ revokedAt })
-    .where(and(eq(apiKeys.keyId, keyId), eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt)))
-    .returning({ keyId: apiKeys.keyId });
+  const row = await core.db.transaction(async (tx) => {
+    const [revoked] = await tx
+      .update(apiKeys)
+      .set({ revokedAt })
+      .where(and(eq(apiKeys.keyId, keyId), eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt)))
+      .returning({ keyId: apiKeys.keyId });
+    // Every process's key cache drops it when this commits.
+    if (revoked) await core.bus.publish(API_KEY_REVOKED_CHANNEL, { key_id: revoked.keyId }, { tx });
+    return revoked;
+  });
   if (!row) throw notFound("API key", keyId);
+  // This process's own cache at once, before the answer.
+  keyCache(core).forgetKey(row.keyId);
   return { key_id: row.keyId, revoked: true as const, revoked_at: revokedAt.toISOString() };
 }
 
@@ -78,14 +86,21 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /** The principal behind a live API key, or null for an unknown or revoked one. */
 export async function authenticateApiKey(core: Core, apiKey: string): Promise<ApiKeyPrincipal | null> {
   if (!apiKey.startsWith("sk_")) return null;
-  const [row] = await core.db
-    .select({ keyId: apiKeys.keyId, accountId: apiKeys.accountId, lastUsedAt: apiKeys.lastUsedAt })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.keyHash, hashToken(apiKey)), isNull(apiKeys.revokedAt)));
-  if (!row) return null;
+  const hash = hashToken(apiKey);
+  const cache = keyCache(core);
   const now = core.now();
+  let row = cache.get(hash, Date.now());
+  if (!row) {
+    const [found] = await core.db
+      .select({ keyId: apiKeys.keyId, accountId: apiKeys.accountId, lastUsedAt: apiKeys.lastUsedAt })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)));
+    if (!found) return null;
+    cache.set(hash, (row = { ...found, cachedAt: Date.now() }));
+  }
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     const stale = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+    row.lastUsedAt = now;
     await core.db
       .update(apiKeys)
       .set({ lastUsedAt: now })
