@@ -74,6 +74,8 @@ const EnvSchema = z.object({
   TWILIO_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
   ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
   SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  // Unset: /metrics answers loopback clients only. Set: any client presenting it as a Bearer token.
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   PAYMENTS_MODE: z.enum(["local", "chain", "facilitator"]).default("local"),
   SIGNUP_CREDIT_USD: usd.optional(),
   TRUST_PROXY: z.string().min(1).optional(),
@@ -132,6 +134,8 @@ export interface Config {
   twilio: TwilioConfig | undefined;
   allowPrivateWebhooks: boolean;
   secretKey: string | undefined;
+  /** The Bearer token /metrics requires from non-loopback clients; unset: loopback only. */
+  metricsToken: string | undefined;
   paymentsMode: "local" | "chain" | "facilitator";
   /** Credit given to each new account, as a decimal USD string. */
   signupCreditUsd: string;
@@ -211,7 +215,7 @@ export class ConfigError extends Error {
 }
 
 /** Settings whose values are secrets: an error about one names it, never its value. */
-const SECRET_SETTINGS = new Set(["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY"]);
+const SECRET_SETTINGS = new Set(["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY", "METRICS_TOKEN"]);
 
 /** A URL with its password replaced, for messages and logs. */
 export function maskUrlPassword(value: string): string {
@@ -258,6 +262,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     twilio,
     allowPrivateWebhooks: e.ALLOW_PRIVATE_WEBHOOKS,
     secretKey: e.SECRET_KEY,
+    metricsToken: e.METRICS_TOKEN,
     paymentsMode: e.PAYMENTS_MODE,
     signupCreditUsd: e.SIGNUP_CREDIT_USD ?? (e.CARRIER === "sandbox" ? "5.00" : "0"),
     trustProxy: parseTrustProxy(e.TRUST_PROXY),

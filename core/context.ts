@@ -4,6 +4,7 @@ import type { Config } from "./config.js";
 import type { Database, DatabaseHandle } from "./db/database.js";
 import type { Logger } from "./logger.js";
 import type { Mailer } from "./mail/mailer.js";
+import type { Metrics } from "./metrics.js";
 import type { ServerSecrets } from "./secrets.js";
 
 /**
@@ -18,6 +19,8 @@ export interface Core {
   logger: Logger;
   mailer: Mailer;
   secrets: ServerSecrets;
+  /** What /metrics shows. */
+  metrics: Metrics;
   /** Messages between the processes sharing the database. */
   bus: Bus;
   carrier: Carrier;

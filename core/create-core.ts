@@ -12,6 +12,7 @@ import type { Core } from "./context.js";
 import { newId } from "./ids.js";
 import { openDatabase, type Database } from "./db/database.js";
 import type { Logger } from "./logger.js";
+import { createMetrics } from "./metrics.js";
 import { createMailer, type Mailer } from "./mail/mailer.js";
 import { loadServerSecrets, type ServerSecrets } from "./secrets.js";
 import { DeliveryWorker } from "./webhooks/worker.js";
@@ -67,6 +68,7 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     logger,
     mailer,
     secrets,
+    metrics: createMetrics(database.db),
     bus,
     carrier,
     calls: undefined as unknown as CallEngine,

@@ -93,6 +93,7 @@ export class DeliveryWorker {
       },
     });
     const retryIn = await recordAttempt(core, job, webhook.url, attempt, outcome);
+    core.metrics.webhookDeliveries.inc({ outcome: outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300 ? "succeeded" : "failed" });
     if (retryIn !== null) this.wakeAfter(retryIn);
   }
 

@@ -4,6 +4,7 @@ import type { Core } from "../../core/context.js";
 import { createHash } from "node:crypto";
 import { AppError } from "../../core/errors.js";
 import { withRequestId } from "../../core/logger.js";
+import { secondsSince } from "../../core/metrics.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { storeAnswer } from "../../payments/settlements.js";
 import type { PaymentEngine } from "../../payments/engine.js";
@@ -64,6 +65,8 @@ export function mountRoutes(router: Router, routes: Route[], core: Core): void {
   const parseBody = jsonBody();
   for (const route of routes) {
     router[route.method](expressPath(route.path), ...(route.body ? parseBody : []), async (req, res, next) => {
+      const started = performance.now();
+      res.once("finish", () => core.metrics.httpRequest.observe({ method: req.method, route: route.path, status: res.statusCode }, secondsSince(started)));
       try {
         await withRequestId(String(req.id), () => serve(route, core, req, res));
       } catch (error) {

@@ -26,7 +26,9 @@ export function relayRoute(core: Core): UpgradeRoute {
   const track = (socket: RelaySocket) => {
     const set = byAgent.get(socket.agentId) ?? new Set();
     byAgent.set(socket.agentId, set.add(socket));
+    core.metrics.relaySockets.inc();
     return () => {
+      core.metrics.relaySockets.dec();
       set.delete(socket);
       if (set.size === 0) byAgent.delete(socket.agentId);
     };

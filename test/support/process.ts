@@ -55,22 +55,25 @@ export async function spawnService(env: Record<string, string>, command: string[
     }
   };
 
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start within 120 s:\n${output}`)), 120_000);
-    const look = () => {
-      for (const line of output.split("\n")) {
-        if (!line.includes('"msg":"listening"')) continue;
+  const port = env.PORT && env.PORT !== "0" ? await healthy(Number(env.PORT), exited, () => output) : await listeningLine();
+  function listeningLine() {
+    return new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`service did not start within 120 s:\n${output}`)), 120_000);
+      const look = () => {
+        for (const line of output.split("\n")) {
+          if (!line.includes('"msg":"listening"')) continue;
+          clearTimeout(timer);
+          resolve(JSON.parse(line).port);
+          return;
+        }
+      };
+      child.stdout!.on("data", look);
+      exited.then((code) => {
         clearTimeout(timer);
-        resolve(JSON.parse(line).port);
-        return;
-      }
-    };
-    child.stdout!.on("data", look);
-    exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`service exited with ${code} before listening:\n${output}`));
+        reject(new Error(`service exited with ${code} before listening:\n${output}`));
+      });
     });
-  });
+  }
   return {
     child,
     port,
@@ -84,4 +87,30 @@ export async function spawnService(env: Record<string, string>, command: string[
       return exited;
     },
   };
+}
+
+/** With a fixed PORT (and a LOG_LEVEL that hides the "listening" line): ready once GET /health answers. */
+async function healthy(port: number, exited: Promise<number | null>, output: () => string): Promise<number> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline && !gone) {
+    const answered = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (answered) return port;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`service did not answer /health on port ${port}:\n${output()}`);
+}
+
+/** A port free right now, for a process that must be told its port in advance. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
