@@ -1,5 +1,6 @@
 import type { CarrierSignals, EndedBy, StatusReport } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
+import { secondsSince } from "../metrics.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
 import { applyCallStatus } from "./call-status.js";
@@ -27,7 +28,9 @@ export class CallEngine implements CarrierSignals {
   }
 
   async callerUtterance(callId: string, text: string, input: "speech" | "dtmf" = "speech") {
+    const started = performance.now();
     const turn = await openTurn(this.core, callId, text, input);
+    this.core.metrics.turnLeg.observe({ leg: "utterance" }, secondsSince(started));
     if (!turn.amended) this.scheduleFiller(callId, turn.turnId);
     return { turnId: turn.turnId };
   }

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Core } from "../context.js";
 import { executeRows } from "../db/database.js";
+import { secondsSince } from "../metrics.js";
 import type { TurnStatus } from "../db/schema/turns.js";
 import { AppError, notFound } from "../errors.js";
 import { loadCallById } from "./call-records.js";
@@ -40,6 +41,7 @@ function refusal(status: TurnStatus, turnId: string): AppError {
  * database; the line is spoken once it is committed.
  */
 export async function pushContext(core: Core, credential: PushCredential, push: ContextPush) {
+  const started = performance.now();
   const now = core.now();
   const byToken = "pushToken" in credential;
   // A push token is an HMAC of the call id: checked before the database is asked anything.
@@ -67,6 +69,7 @@ export async function pushContext(core: Core, credential: PushCredential, push: 
   conversations(core).append(push.callId, result.previous_entry_id, result.entry_id, { role: "assistant", text: push.text, timestamp: now.toISOString() });
   if (push.final) core.calls.turnClosed(push.callId, push.turnId);
   await core.carrier.speak(push.callId, { text: push.text, final: push.final, turnId: push.turnId });
+  core.metrics.turnLeg.observe({ leg: "push" }, secondsSince(started));
   if (push.endCall) {
     const call = await loadCallById(core.db, push.callId);
     if (call) await hangupCall(core, call, "agent");
