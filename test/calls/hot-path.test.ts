@@ -37,7 +37,8 @@ describe("the live turn's one round trip", () => {
       begin
         if new.envelope->'payload'->>'text' = 'fail at commit' then raise exception 'commit refused by the test'; end if;
         return null;
-      end $$;
+      end $$`));
+    await service.core.db.execute(sql.raw(`
       create constraint trigger fail_marked_events after insert on events deferrable initially deferred
         for each row execute function fail_marked_events();`));
     try {
@@ -54,7 +55,8 @@ describe("the live turn's one round trip", () => {
       expect(event!.conversation).toEqual([{ role: "user", text: "this one commits", timestamp: event!.created_at }]);
       expect(relay.events()).toHaveLength(1);
     } finally {
-      await service.core.db.execute(sql.raw("drop trigger fail_marked_events on events; drop function fail_marked_events()"));
+      await service.core.db.execute(sql.raw("drop trigger fail_marked_events on events"));
+      await service.core.db.execute(sql.raw("drop function fail_marked_events()"));
       phone.close();
       await relay.close();
     }
