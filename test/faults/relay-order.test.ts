@@ -1,0 +1,89 @@
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { openDatabase } from "../../core/db/database.js";
+import { createLogger } from "../../core/logger.js";
+import { createAccount, type TestAccount } from "../support/accounts.js";
+import { Api } from "../support/api.js";
+import { createTestDatabase } from "../support/postgres.js";
+import { spawnService, type ServiceProcess } from "../support/process.js";
+import { RelayClient } from "../support/relay-client.js";
+import { onPostgres } from "../support/service.js";
+import { Softphone } from "../support/softphone.js";
+import { agentWithNumber, answeredCall } from "../support/telephony.js";
+
+const serve = ["node", "dist/bin/agentline.js", "serve"];
+const env = (url: string) => ({ DATABASE_URL: url, TURN_TIMEOUT_MS: "60000", RELAY_ACK_TIMEOUT_MS: "60000", RELAY_WINDOW: "1000", LOG_LEVEL: "info" });
+
+// Issue 13 row 6: two processes writing one agent's events at once. Each commits whenever its
+// transaction ends, so without care a later event (by seq) can commit before an earlier one and
+// reach the relay first. The relay must hand them over in sequence order.
+describe.runIf(onPostgres)("one agent's events written by two processes at once", () => {
+  let database: { url: string; drop(): Promise<void> };
+  let account: TestAccount;
+  let a: ServiceProcess;
+  let b: ServiceProcess;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(inject("postgresTemplate")!);
+    const handle = await openDatabase({ url: database.url, dataDir: "unused", logger: createLogger("silent") });
+    account = await createAccount({ db: handle.db });
+    await handle.close();
+    [a, b] = await Promise.all([spawnService(env(database.url), serve), spawnService(env(database.url), serve)]);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await database?.drop();
+  });
+
+  it("reach the relay client in strict sequence order", { timeout: 90_000 }, async () => {
+    const apiA = new Api(a.baseUrl, account.apiKey);
+    const apiB = new Api(b.baseUrl, account.apiKey);
+    const { agentId, phoneNumber } = await agentWithNumber(apiA);
+    const relay = await RelayClient.connect(a.baseUrl, { agent_id: agentId }, account.apiKey);
+    // Live turns on two calls (one softphone on each process) and texts through both processes, all at once.
+    const calls = await Promise.all([apiA, apiB].map(async (api, n) => {
+      const callId = await answeredCall(api, agentId);
+      return Softphone.connect([a, b][n]!.baseUrl, callId, account.apiKey);
+    }));
+    const TEXTS = 120;
+    const TURNS = 40;
+    const writers = [
+      ...[apiA, apiB].flatMap((api, n) =>
+        Array.from({ length: 4 }, async (_, worker) => {
+          for (let i = worker; i < TEXTS / 2; i += 4) {
+            const sent = await api.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550160", text: `p${n} m${i}` }, { unchecked: true });
+            expect(sent.status).toBe(201);
+          }
+        }),
+      ),
+      ...calls.map(async (phone, n) => {
+        for (let turn = 0; turn < TURNS; turn++) await phone.say(`p${n} turn ${turn}`);
+      }),
+    ];
+    // Acknowledge as they come, as a runtime would (acks race the writes too).
+    let acked = 0;
+    const acking = (async () => {
+      while (acked < TEXTS + 2 * TURNS) {
+        const events = await relay.waitForEvents(acked + 1, () => true, 30_000);
+        relay.ack(...events.slice(acked).map((e) => e.event_id));
+        acked = events.length;
+      }
+    })();
+    await Promise.all(writers);
+    await acking;
+
+    const received = relay.events().map((e) => e.event_id as string);
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await sql<{ event_id: string }[]>`select event_id from events where agent_id = ${agentId} and event_type in ('sms.received', 'call.utterance') order by seq`;
+      const inSeqOrder = rows.map((r) => r.event_id);
+      expect(inSeqOrder).toHaveLength(TEXTS + 2 * TURNS);
+      // Every event exactly once (no ack timed out), in the order of seq.
+      expect(received).toEqual(inSeqOrder);
+    } finally {
+      await sql.end();
+      calls.forEach((phone) => phone.close());
+      await relay.close();
+    }
+  });
+});
