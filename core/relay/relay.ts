@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, ne, notInArray } from "drizzle-orm";
+import { and, asc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../context.js";
 import { events } from "../db/schema/events.js";
@@ -57,11 +57,48 @@ export async function relayBacklog(core: Core, agentId: string, inFlight: string
   return rows.map((r) => r.envelope as EventEnvelope);
 }
 
-/** Acknowledged events are delivered; acks for unknown or already-delivered ids change nothing. */
-export async function ackRelayEvents(core: Core, agentId: string, eventIds: string[]): Promise<void> {
-  if (eventIds.length === 0) return;
+/**
+ * Acknowledged events are delivered; acks for unknown or already-delivered ids change nothing.
+ * Acks arriving in the same tick, from every relay socket of the process, are written in one
+ * statement (one commit instead of one per ack: under load, most of a turn's database cost).
+ */
+export function ackRelayEvents(core: Core, agentId: string, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return Promise.resolve();
+  let batch = pendingAcks.get(core);
+  if (!batch) {
+    const fresh: AckBatch = { pairs: [], done: undefined as unknown as Promise<void> };
+    fresh.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      pendingAcks.delete(core);
+      return writeAcks(core, fresh.pairs);
+    });
+    pendingAcks.set(core, (batch = fresh));
+  }
+  for (const id of eventIds) batch.pairs.push([agentId, id]);
+  return batch.done;
+}
+
+interface AckBatch {
+  pairs: Array<[agentId: string, eventId: string]>;
+  done: Promise<void>;
+}
+
+const pendingAcks = new WeakMap<Core, AckBatch>();
+
+async function writeAcks(core: Core, pairs: AckBatch["pairs"]): Promise<void> {
+  // An id counts only for the agent whose socket acknowledged it. Raw SQL: a row-value IN list.
+  const matches = sql.join(
+    pairs.map(([agentId, eventId]) => sql`(${agentId}, ${eventId})`),
+    sql`, `,
+  );
   await core.db
     .update(events)
     .set({ status: "delivered", deliveredVia: "relay", deliveredAt: core.now() })
-    .where(and(eq(events.agentId, agentId), eq(events.status, "pending"), inArray(events.eventId, eventIds)));
+    .where(
+      and(
+        // The unique index on event_id finds the rows; the pairs then check each one's agent.
+        inArray(events.eventId, pairs.map(([, eventId]) => eventId)),
+        eq(events.status, "pending"),
+        sql`(${events.agentId}, ${events.eventId}) in (${matches})`,
+      ),
+    );
 }
