@@ -1,41 +1,25 @@
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { openDatabase } from "../../core/db/database.js";
-import { createLogger } from "../../core/logger.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../support/api.js";
-import { createTestDatabase } from "../support/postgres.js";
-import { spawnService, type ServiceProcess } from "../support/process.js";
 import { RelayClient } from "../support/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-
-const serve = ["node", "dist/bin/agentline.js", "serve"];
-const env = (url: string) => ({ DATABASE_URL: url, TURN_TIMEOUT_MS: "60000", RELAY_ACK_TIMEOUT_MS: "60000", RELAY_WINDOW: "1000", LOG_LEVEL: "info" });
+import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
 
 // Issue 13 row 6: two processes writing one agent's events at once. Each commits whenever its
 // transaction ends, so without care a later event (by seq) can commit before an earlier one and
 // reach the relay first. The relay must hand them over in sequence order.
 describe.runIf(onPostgres)("one agent's events written by two processes at once", () => {
-  let database: { url: string; drop(): Promise<void> };
-  let account: TestAccount;
-  let a: ServiceProcess;
-  let b: ServiceProcess;
+  let processes: TwoProcesses;
 
   beforeAll(async () => {
-    database = await createTestDatabase(inject("postgresTemplate")!);
-    const handle = await openDatabase({ url: database.url, dataDir: "unused", logger: createLogger("silent") });
-    account = await createAccount({ db: handle.db });
-    await handle.close();
-    [a, b] = await Promise.all([spawnService(env(database.url), serve), spawnService(env(database.url), serve)]);
+    processes = await twoProcesses({ TURN_TIMEOUT_MS: "60000", RELAY_ACK_TIMEOUT_MS: "60000", RELAY_WINDOW: "1000", LOG_LEVEL: "info" });
   }, 120_000);
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await database?.drop();
-  });
+  afterAll(() => processes?.stop());
 
   it("reach the relay client in strict sequence order", { timeout: 90_000 }, async () => {
+    const { a, b, account } = processes;
     const apiA = new Api(a.baseUrl, account.apiKey);
     const apiB = new Api(b.baseUrl, account.apiKey);
     const { agentId, phoneNumber } = await agentWithNumber(apiA);
@@ -73,7 +57,7 @@ describe.runIf(onPostgres)("one agent's events written by two processes at once"
     await acking;
 
     const received = relay.events().map((e) => e.event_id as string);
-    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    const sql = postgres(processes.url, { max: 1, onnotice: () => {} });
     try {
       const rows = await sql<{ event_id: string }[]>`select event_id from events where agent_id = ${agentId} and event_type in ('sms.received', 'call.utterance') order by seq`;
       const inSeqOrder = rows.map((r) => r.event_id);

@@ -1,38 +1,22 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { openDatabase } from "../../core/db/database.js";
-import { createLogger } from "../../core/logger.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../support/api.js";
-import { createTestDatabase } from "../support/postgres.js";
-import { spawnService, type ServiceProcess } from "../support/process.js";
 import { RelayClient } from "../support/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-
-const serve = ["node", "dist/bin/agentline.js", "serve"];
-const env = (url: string) => ({ DATABASE_URL: url, TURN_TIMEOUT_MS: "60000", LOG_LEVEL: "info" });
+import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
 
 // The hot path's shortcuts (delivery from memory, caches) must not cut other processes out.
 describe.runIf(onPostgres)("two processes on one PostgreSQL, with the hot path's shortcuts", () => {
-  let database: { url: string; drop(): Promise<void> };
-  let account: TestAccount;
-  let a: ServiceProcess;
-  let b: ServiceProcess;
+  let processes: TwoProcesses;
 
   beforeAll(async () => {
-    database = await createTestDatabase(inject("postgresTemplate")!);
-    const handle = await openDatabase({ url: database.url, dataDir: "unused", logger: createLogger("silent") });
-    account = await createAccount({ db: handle.db });
-    await handle.close();
-    [a, b] = await Promise.all([spawnService(env(database.url), serve), spawnService(env(database.url), serve)]);
+    processes = await twoProcesses({ TURN_TIMEOUT_MS: "60000", LOG_LEVEL: "info" });
   }, 120_000);
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await database?.drop();
-  });
+  afterAll(() => processes?.stop());
 
   it("under load, delivers every turn to relay sockets on A from callers on B, and speaks every answer pushed to A", { timeout: 60_000 }, async () => {
+    const { a, b, account } = processes;
     const apiA = new Api(a.baseUrl, account.apiKey);
     const apiB = new Api(b.baseUrl, account.apiKey);
     const CALLS = 10;
@@ -63,6 +47,7 @@ describe.runIf(onPostgres)("two processes on one PostgreSQL, with the hot path's
   });
 
   it("refuses a key revoked through A on B within one second, though B had it cached", async () => {
+    const { a, b, account } = processes;
     const apiA = new Api(a.baseUrl, account.apiKey);
     const minted = await apiA.post("/v1/auth/keys", { name: "short-lived" });
     expect(minted.status).toBe(201);
