@@ -1,7 +1,6 @@
 import express, { type Express } from "express";
 import type { Core } from "../core/context.js";
 import { carrierWebhooks } from "./http/carrier-webhooks.js";
-import { metricsEndpoint } from "./http/metrics.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
 import { mountRoutes, type Route } from "./http/route.js";
@@ -13,7 +12,6 @@ export function createApp(core: Core, routes: Route[]): Express {
   app.set("trust proxy", core.config.trustProxy);
   app.locals.baseUrl = core.config.baseUrl;
   app.use(requestContext(core.logger));
-  app.get("/metrics", metricsEndpoint(core));
   const router = express.Router();
   mountRoutes(router, routes, core);
   app.use(router);

@@ -10,6 +10,7 @@ import { eventRoutes } from "./events.js";
 import { feedbackRoutes } from "./feedback.js";
 import { mcpRoutes } from "./mcp.js";
 import { messageRoutes } from "./messages.js";
+import { metricsRoutes } from "./metrics.js";
 import { numberRoutes } from "./numbers.js";
 import { sandboxRoutes } from "./sandbox.js";
 import { topupRoutes } from "./topup.js";
@@ -36,6 +37,7 @@ export function allRoutes(config: Pick<Config, "carrier"> & Partial<Pick<Config,
     ...topupRoutes(config.payments),
     ...x402Routes,
     ...mcpRoutes,
+    ...metricsRoutes,
   );
   if (config.carrier === "sandbox") routes.push(...sandboxRoutes);
   return routes;
