@@ -33,7 +33,8 @@ const admin = (env: Record<string, string>, ...args: string[]) =>
   );
 
 describe("agentline admin credit", () => {
-  it("credits an account from the command line, with the note in the ledger", { timeout: 60_000 }, async () => {
+  // Six runs of the real command, each booting the embedded database in a process of its own.
+  it("credits an account from the command line, with the note in the ledger", { timeout: 120_000 }, async () => {
     const db = await database();
     try {
       let handle = await db.open();

@@ -40,7 +40,9 @@ const concrete = (path: string) => path.replace(/\{\w+\}/g, "x_1");
 describe("one rule for query strings", () => {
   it("answers 422 on every route to a query parameter it does not define, saying it was in the query", async () => {
     expect(routes.length).toBeGreaterThan(60);
-    for (const route of routes) {
+    // The one exception: the AgentID callback is a redirect target whose parameters the identity
+    // provider chooses, and OAuth clients must ignore the ones they do not know (RFC 6749 §4.1.2).
+    for (const route of routes.filter((r) => r.operationId !== "agentIdCallback")) {
       const res = await api.request(route.method.toUpperCase(), concrete(route.path), { query: { zz_unknown: "1" }, key: keyFor(route.auth), contentType: "application/json" });
       const where = `${route.method.toUpperCase()} ${route.path}`;
       expect(res.status, where).toBe(422);

@@ -7,7 +7,7 @@ import { paymentSettlements } from "../../core/db/schema/payment-settlements.js"
 import { ANVIL_KEYS, deployFiatToken, startAnvil } from "../support/chain.js";
 import { startFacilitator } from "../support/facilitator.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { mppFetch, newWallet, x402Fetch, type PaidIn } from "../support/wallet.js";
+import { mppFetch, newWallet, paidRequest, x402Fetch, type PaidIn, type Sent } from "../support/wallet.js";
 
 // PAYMENTS_MODE=chain: the in-process x402 facilitator settles transferWithAuthorization on a
 // real local chain (anvil), on Circle's FiatToken contract, from a relayer account.
@@ -105,6 +105,48 @@ describe("facilitator mode (a remote facilitator's stand-in on loopback)", () =>
       expect(account!.balanceMicros).toBe(3_000_000);
       const settlements = await remote.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, wallet.address));
       expect(settlements.map((s) => [s.mode, s.status])).toEqual([["facilitator", "settled"], ["facilitator", "settled"]]);
+    } finally {
+      await remote.stop();
+      await facilitator.close();
+    }
+  });
+
+  it.each([
+    ["answers success: false to", "refused"],
+    ["fails with a 500 on", "broken"],
+  ] as const)("keeps no claim on a payment when the facilitator %s its settlement: the same payment is good once it recovers", async (_label, how) => {
+    const facilitator = await startFacilitator(anvil.rpcUrl, anvil.chainId, ANVIL_KEYS.relayer);
+    const remote = await startTestService({
+      env: {
+        PAYMENTS_MODE: "facilitator",
+        X402_NETWORK: paidIn.network,
+        X402_ASSET: usdc.token,
+        X402_ASSET_NAME: usdc.name,
+        X402_ASSET_VERSION: usdc.version,
+        X402_PAYEE: payee,
+        X402_FACILITATOR_URL: facilitator.url,
+      },
+    });
+    try {
+      const wallet = newWallet();
+      await usdc.mint(wallet.address, 10_000_000n);
+      facilitator.failSettlements(how);
+      const sent: Sent = [];
+      const failed = await x402Fetch(wallet, paidIn, sent)(`${remote.baseUrl}/v1/billing/topup/x402/pay?amount=2`, { method: "POST" });
+      expect(failed.status).toBe(402);
+      expect(facilitator.calls.settle).toBe(1);
+      expect(await usdc.balanceOf(wallet.address)).toBe(10_000_000n);
+      expect(await remote.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, wallet.address))).toEqual([]);
+
+      // The wallet's authorization was never spent, so presenting it again must work.
+      facilitator.failSettlements("none");
+      const paid = paidRequest(sent);
+      const retried = await fetch(paid.url, { method: paid.method, headers: paid.headers });
+      expect(retried.status, await retried.clone().text()).toBe(200);
+      expect(((await retried.json()) as any).credited).toBe("2.000000");
+      expect(await usdc.balanceOf(wallet.address)).toBe(8_000_000n);
+      const settlements = await remote.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, wallet.address));
+      expect(settlements.map((s) => s.status)).toEqual(["settled"]);
     } finally {
       await remote.stop();
       await facilitator.close();
