@@ -55,7 +55,8 @@ export async function spawnService(env: Record<string, string>, command: string[
     }
   };
 
-  const port = env.PORT && env.PORT !== "0" ? await healthy(Number(env.PORT), exited, () => output) : await listeningLine();
+  const fixedPort = /^[1-9][0-9]*$/.test(env.PORT ?? "");
+  const port = fixedPort ? await healthy(Number(env.PORT), exited, () => output) : await listeningLine();
   function listeningLine() {
     return new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`service did not start within 120 s:\n${output}`)), 120_000);
@@ -102,6 +103,7 @@ async function healthy(port: number, exited: Promise<number | null>, output: () 
     if (answered) return port;
     await new Promise((r) => setTimeout(r, 100));
   }
+  if (gone) throw new Error(`service exited with ${await exited} before listening:\n${output()}`);
   throw new Error(`service did not answer /health on port ${port}:\n${output()}`);
 }
 
