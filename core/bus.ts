@@ -21,6 +21,11 @@ export interface Bus {
   publish(channel: string, message: Record<string, unknown>, options?: PublishOptions): Promise<void>;
   /** Calls handler for every message on channel, from any process; returns the unsubscribe. */
   subscribe(channel: string, handler: (message: Record<string, unknown>) => void): () => void;
+  /**
+   * Calls handler each time the bus is listening again after a lost connection: messages sent
+   * meanwhile were missed, so whoever waits on them scans for pending work. Returns the unsubscribe.
+   */
+  onReconnect(handler: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -71,6 +76,8 @@ export function createLocalBus(logger: Logger): Bus {
       queueMicrotask(() => subscribers.deliver(channel, message));
     },
     subscribe: subscribers.subscribe,
+    // One process, no connection to lose.
+    onReconnect: () => () => {},
     async close() {
       subscribers.clear();
     },

@@ -77,6 +77,8 @@ const EnvSchema = z.object({
   PAYMENTS_MODE: z.enum(["local", "chain", "facilitator"]).default("local"),
   SIGNUP_CREDIT_USD: usd.optional(),
   TRUST_PROXY: z.string().min(1).optional(),
+  // DESIGN §4: past it a request is answered 503 and its transaction rolled back.
+  REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   TURN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   TURN_FILLER_TEXT: z.string().min(1).max(200).default("One moment, please."),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
@@ -138,6 +140,8 @@ export interface Config {
   /** express "trust proxy" setting: false, true, a hop count, or a list of addresses. */
   trustProxy: boolean | number | string;
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
+  /** How long a request may take (long polls add their wait); also PostgreSQL's statement_timeout. */
+  requestDeadlineMs: number;
   /** How long a caller turn waits for an answer before the filler line is spoken. */
   turnTimeoutMs: number;
   turnFillerText: string;
@@ -262,6 +266,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     signupCreditUsd: e.SIGNUP_CREDIT_USD ?? (e.CARRIER === "sandbox" ? "5.00" : "0"),
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
+    requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     turnTimeoutMs: e.TURN_TIMEOUT_MS,
     turnFillerText: e.TURN_FILLER_TEXT,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,

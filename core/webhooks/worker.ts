@@ -26,7 +26,8 @@ export class DeliveryWorker {
   constructor(private readonly core: Core) {}
 
   start(): void {
-    this.unsubscribe = this.core.bus.subscribe(WEBHOOKS_DUE_CHANNEL, () => this.kick());
+    const off = [this.core.bus.subscribe(WEBHOOKS_DUE_CHANNEL, () => this.kick()), this.core.bus.onReconnect(() => this.kick())];
+    this.unsubscribe = () => off.forEach((stop) => stop());
     this.sweep = setInterval(() => this.kick(), SWEEP_MS);
     this.sweep.unref();
     this.kick();

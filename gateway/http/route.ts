@@ -8,6 +8,7 @@ import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { storeAnswer } from "../../payments/settlements.js";
 import type { PaymentEngine } from "../../payments/engine.js";
 import { authenticate, type AgentTokenAuth, type PrincipalFor, type UnpaidAuth } from "./authenticate.js";
+import { withinDeadline } from "./deadline.js";
 import { jsonBody } from "./json-body.js";
 import { idempotencyKeyOf, runIdempotent } from "./idempotency.js";
 import { payForRequest, withPaymentNote, type PaymentMade } from "./payment-gate.js";
@@ -65,7 +66,7 @@ export function mountRoutes(router: Router, routes: Route[], core: Core): void {
   for (const route of routes) {
     router[route.method](expressPath(route.path), ...(route.body ? parseBody : []), async (req, res, next) => {
       try {
-        await withRequestId(String(req.id), () => serve(route, core, req, res));
+        await withRequestId(String(req.id), () => withinDeadline(res, () => serve(route, core, req, res)));
       } catch (error) {
         next(error instanceof AppError ? locateFieldErrors(route, error) : error);
       }
