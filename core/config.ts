@@ -85,6 +85,7 @@ const EnvSchema = z.object({
   // Svix's schedule: eight attempts over about 27 hours.
   WEBHOOK_RETRY_SCHEDULE: schedule.prefault(["5s", "5m", "30m", "2h", "5h", "10h", "10h"].join(",")),
   WEBHOOK_LIVE_RETRY_SCHEDULE: schedule.prefault("250ms,1s"),
+  WEBHOOK_RECEIVER_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   RELAY_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   RELAY_WINDOW: z.coerce.number().int().min(1).max(10_000).default(100),
   RELAY_PING_MS: z.coerce.number().int().min(100).max(300_000).default(25_000),
@@ -150,6 +151,8 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   /** The same for live-turn messages: a few fast retries, then the turn is given up. */
   webhookLiveRetryScheduleMs: number[];
+  /** How many deliveries one receiver may have in flight per lane (live, first attempts, retries) in one process. */
+  webhookReceiverConcurrency: number;
   /** How long the relay waits for an ack before sending an event again. */
   relayAckTimeoutMs: number;
   /** How many unacknowledged events one relay socket may have in flight. */
@@ -272,6 +275,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
     webhookLiveRetryScheduleMs: e.WEBHOOK_LIVE_RETRY_SCHEDULE,
+    webhookReceiverConcurrency: e.WEBHOOK_RECEIVER_CONCURRENCY,
     relayAckTimeoutMs: e.RELAY_ACK_TIMEOUT_MS,
     relayWindow: e.RELAY_WINDOW,
     relayPingMs: e.RELAY_PING_MS,

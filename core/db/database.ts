@@ -94,7 +94,7 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
 
 const DEFAULT_DEADLINE_MS = 10_000;
 
-/** Waits between reconnection attempts, in seconds: 50 ms doubling, capped at 1 s (postgres.js's own grows to 20 s). */
+X
 export function reconnectBackoff(retries: number): number {
   return Math.min(0.05 * 2 ** retries, 1);
 }

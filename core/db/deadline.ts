@@ -1,15 +1,18 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { AppError } from "../errors.js";
 
-/** Something in flight on the database that can be called off (a postgres.js query). */
+/** A postgres.js query: `state` is set once it was sent on a connection. */
 interface Cancellable {
   cancel(): unknown;
+  state?: unknown;
 }
 
 /**
  * The deadline of one request (DESIGN §4). Once it passes the scope is expired: statements not
- * yet sent are withdrawn, statements running are cancelled, and no new statement or COMMIT is
- * let through, so nothing commits after the request was answered 503. A COMMIT already sent when
+ * yet sent are withdrawn and no new statement or COMMIT is let through, so nothing commits after
+ * the request was answered 503. A statement already running is left to the server's
+ * statement_timeout (the same deadline): postgres.js's cancel request opens a connection of its
+ * own, which crashed the process when the database dropped it during an outage. A COMMIT already sent when
  * the deadline passes is waited for instead: the request is then answered with its outcome.
  */
 export class RequestDeadline {
@@ -42,10 +45,11 @@ export class RequestDeadline {
     if (this.expired) throw deadlineExceeded();
   }
 
-  /** Marks the deadline passed and calls off what is in flight. */
+  /** Marks the deadline passed and withdraws the statements still waiting for a connection. */
   expire(): void {
     this.expired = true;
     for (const query of this.running) {
+      if (query.state) continue;
       try {
         void Promise.resolve(query.cancel()).catch(() => {});
       } catch {
