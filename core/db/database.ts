@@ -94,9 +94,13 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
 
 const DEFAULT_DEADLINE_MS = 10_000;
 
-X
+/**
+ * Waits between reconnection attempts, in seconds: 50 ms doubling, capped at half a second
+ * (postgres.js's own grows to 20 s), so the service and the bus's LISTEN are back within a
+ * second of the database.
+ */
 export function reconnectBackoff(retries: number): number {
-  return Math.min(0.05 * 2 ** retries, 1);
+  return Math.min(0.05 * 2 ** retries, 0.5);
 }
 
 function openPostgres(url: string, deadlineMs: number): DatabaseHandle {
