@@ -8,6 +8,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The SDK is an npm workspace: its manifest must be there for the install.
 COPY sdk/package.json ./sdk/
+# patches/: a fix to a dependency applied by patch-package on install (see docs/decisions.md).
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 # Sources and tsconfig files (.dockerignore keeps node_modules, dist, tests and data out).
 COPY . .
@@ -21,6 +23,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY sdk/package.json ./sdk/
+# patches/: a fix to a dependency applied by patch-package on install (see docs/decisions.md).
+COPY patches ./patches
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The CLI's API commands use the built SDK (node_modules/@agentline/sdk links to ./sdk).

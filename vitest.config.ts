@@ -22,7 +22,8 @@ export default defineConfig({
   resolve: { alias: { "@agentline/sdk": fileURLToPath(new URL("./sdk/src/index.ts", import.meta.url)) } },
   test: {
     include: ["test/**/*.test.ts", "core/**/*.test.ts", "gateway/**/*.test.ts", "discovery/**/*.test.ts", "payments/**/*.test.ts", "mcp/**/*.test.ts", "sdk/src/**/*.test.ts"],
-    exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? EMBEDDED_ONLY : [])],
+    // The fault suite has its own config and script (npm run test:faults).
+    exclude: [...configDefaults.exclude, "test/faults/**", ...(process.env.TEST_DATABASE_URL ? EMBEDDED_ONLY : [])],
     globalSetup: ["test/support/global-setup.ts"],
     pool: "forks",
     testTimeout: 30_000,

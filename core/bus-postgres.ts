@@ -29,7 +29,9 @@ export interface PostgresBusOptions {
  * once this process is listening, so nothing published afterwards is missed. A message too large
  * for a NOTIFY payload is stored in `bus_messages` and announced by id. Subscribers receive a
  * JSON copy of the message (no `undefined`, dates as strings), in the order PostgreSQL sent it.
- * Notifications sent while the listening connection is down are lost, as with any NOTIFY.
+ * Notifications sent while the listening connection is down are lost, as with any NOTIFY: the
+ * connection is made again within a second of the database being back (the client's backoff is
+ * capped at 1 s, core/db/database.ts), and `onReconnect` handlers then scan for what was missed.
  */
 export async function createPostgresBus(options: PostgresBusOptions): Promise<Bus> {
   const { client, db, logger } = options;
@@ -39,6 +41,7 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
   // Deliveries run one after another: an overflow message must be read from its row first, and
   // a small message sent after it must not overtake it.
   let deliveries: Promise<void> = Promise.resolve();
+  const reconnectHandlers = new Set<() => void>();
 
   async function receive(payload: string): Promise<void> {
     const notice = parseNotice(payload);
@@ -64,8 +67,18 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
       deliveries = deliveries.then(() => receive(payload)).catch((error) => logger.error({ err: error }, "bus message could not be delivered"));
     },
     () => {
-      // postgres.js listens again on a new connection after losing one; a gap means lost messages.
-      if (listened) logger.warn("bus listening again after a lost connection; messages sent meanwhile were missed");
+      // postgres.js listens again on a new connection after losing one; a gap means lost
+      // messages, so everyone waiting on the bus scans for pending work now.
+      if (listened && !closed) {
+        logger.warn("bus listening again after a lost connection; scanning for work announced meanwhile");
+        for (const handler of [...reconnectHandlers]) {
+          try {
+            handler();
+          } catch (error) {
+            logger.error({ err: error }, "bus reconnect handler failed");
+          }
+        }
+      }
       listened = true;
     },
   );
@@ -94,12 +107,17 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
     },
     subscribe: subscribers.subscribe,
     announce: subscribers.deliver,
+    onReconnect(handler) {
+      reconnectHandlers.add(handler);
+      return () => reconnectHandlers.delete(handler);
+    },
     async close() {
       if (closed) return;
       // After a reconnect, postgres.js's unlisten no longer removes our listener (its re-listen
       // registers a copy), so the flag and the cleared handlers are what stop delivery.
       closed = true;
       clearInterval(sweep);
+      reconnectHandlers.clear();
       subscribers.clear();
       try {
         await unlisten();

@@ -28,6 +28,11 @@ export interface Bus {
   subscribe(channel: string, handler: (message: Record<string, unknown>) => void): () => void;
   /** Hands a message to this process's subscribers now, from memory (not to other processes). */
   announce(channel: string, message: Record<string, unknown>): void;
+  /**
+   * Calls handler each time the bus is listening again after a lost connection: messages sent
+   * meanwhile were missed, so whoever waits on them scans for pending work. Returns the unsubscribe.
+   */
+  onReconnect(handler: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -80,6 +85,8 @@ export function createLocalBus(logger: Logger): Bus {
     },
     subscribe: subscribers.subscribe,
     announce: subscribers.deliver,
+    // One process, no connection to lose.
+    onReconnect: () => () => {},
     async close() {
       subscribers.clear();
     },

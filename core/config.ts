@@ -79,12 +79,15 @@ const EnvSchema = z.object({
   PAYMENTS_MODE: z.enum(["local", "chain", "facilitator"]).default("local"),
   SIGNUP_CREDIT_USD: usd.optional(),
   TRUST_PROXY: z.string().min(1).optional(),
+  // DESIGN §4: past it a request is answered 503 and its transaction rolled back.
+  REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   TURN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   TURN_FILLER_TEXT: z.string().min(1).max(200).default("One moment, please."),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   // Svix's schedule: eight attempts over about 27 hours.
   WEBHOOK_RETRY_SCHEDULE: schedule.prefault(["5s", "5m", "30m", "2h", "5h", "10h", "10h"].join(",")),
   WEBHOOK_LIVE_RETRY_SCHEDULE: schedule.prefault("250ms,1s"),
+  WEBHOOK_RECEIVER_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   RELAY_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   RELAY_WINDOW: z.coerce.number().int().min(1).max(10_000).default(100),
   RELAY_PING_MS: z.coerce.number().int().min(100).max(300_000).default(25_000),
@@ -142,6 +145,8 @@ export interface Config {
   /** express "trust proxy" setting: false, true, a hop count, or a list of addresses. */
   trustProxy: boolean | number | string;
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
+  /** How long a request may take (long polls add their wait); also PostgreSQL's statement_timeout. */
+  requestDeadlineMs: number;
   /** How long a caller turn waits for an answer before the filler line is spoken. */
   turnTimeoutMs: number;
   turnFillerText: string;
@@ -150,6 +155,8 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   /** The same for live-turn messages: a few fast retries, then the turn is given up. */
   webhookLiveRetryScheduleMs: number[];
+  /** How many deliveries one receiver may have in flight per lane (live, first attempts, retries) in one process. */
+  webhookReceiverConcurrency: number;
   /** How long the relay waits for an ack before sending an event again. */
   relayAckTimeoutMs: number;
   /** How many unacknowledged events one relay socket may have in flight. */
@@ -267,11 +274,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     signupCreditUsd: e.SIGNUP_CREDIT_USD ?? (e.CARRIER === "sandbox" ? "5.00" : "0"),
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
+    requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     turnTimeoutMs: e.TURN_TIMEOUT_MS,
     turnFillerText: e.TURN_FILLER_TEXT,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
     webhookLiveRetryScheduleMs: e.WEBHOOK_LIVE_RETRY_SCHEDULE,
+    webhookReceiverConcurrency: e.WEBHOOK_RECEIVER_CONCURRENCY,
     relayAckTimeoutMs: e.RELAY_ACK_TIMEOUT_MS,
     relayWindow: e.RELAY_WINDOW,
     relayPingMs: e.RELAY_PING_MS,

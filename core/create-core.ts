@@ -40,7 +40,7 @@ async function createCarrier(config: Config, deps: { db: Database; bus: Bus; log
 /** Opens the database (migrating it), loads the server secret and wires the core services. */
 export async function createCore(config: Config, options: CreateCoreOptions): Promise<Core> {
   const { logger } = options;
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pglite: options.pglite, logger });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pglite: options.pglite, logger, deadlineMs: config.requestDeadlineMs });
   let secrets: ServerSecrets;
   let bus: Bus;
   const processId = newId("sess");

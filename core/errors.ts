@@ -90,3 +90,36 @@ export class AppError extends Error {
 export function notFound(kind: string, id: string): AppError {
   return new AppError("not_found", `No ${kind} with id ${JSON.stringify(id)} exists on this account.`);
 }
+
+// Node's codes for a peer that cannot be reached, and postgres.js's for a lost or unmade connection.
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN",
+  "CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "CONNECT_TIMEOUT",
+]);
+// SQLSTATEs that say "not now", not "never": connection exceptions (class 08), insufficient
+// resources (53), operator intervention such as a shutting-down server or a cancelled or timed-out
+// statement (57), and the conflicts a retry resolves (40001 serialization, 40P01 deadlock, 55P03
+// lock not available, 25P03 idle-in-transaction timeout).
+const TRANSIENT_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03|25P03)$/;
+
+/**
+ * A database (or pool) failure that is the service's, not the client's: 503 service_unavailable
+ * with Retry-After (DESIGN §4), for every route. Looks through wrappers (drizzle keeps the
+ * driver's error as `cause`). Undefined for anything else, which stays a 500.
+ */
+export function unavailableDependency(error: unknown): AppError | undefined {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof AppError) return e.code === "service_unavailable" ? e : undefined;
+    const { code, name, message } = e as { code?: unknown; name?: unknown; message?: unknown };
+    const transient =
+      (typeof code === "string" && (UNREACHABLE_CODES.has(code) || (name === "PostgresError" && TRANSIENT_SQLSTATE.test(code)))) ||
+      (typeof message === "string" && /^PGlite is closed/.test(message));
+    if (transient) {
+      return new AppError("service_unavailable", "The database is unavailable right now; nothing was changed. Try again shortly.", {
+        headers: { "Retry-After": "1" },
+        cause: error,
+      });
+    }
+  }
+  return undefined;
+}

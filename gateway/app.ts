@@ -1,6 +1,7 @@
 import express, { type Express } from "express";
 import type { Core } from "../core/context.js";
 import { carrierWebhooks } from "./http/carrier-webhooks.js";
+import { requestDeadline } from "./http/deadline.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
 import { mountRoutes, type Route } from "./http/route.js";
@@ -12,6 +13,7 @@ export function createApp(core: Core, routes: Route[]): Express {
   app.set("trust proxy", core.config.trustProxy);
   app.locals.baseUrl = core.config.baseUrl;
   app.use(requestContext(core.logger));
+  app.use(requestDeadline(core.config.requestDeadlineMs, core.logger));
   const router = express.Router();
   mountRoutes(router, routes, core);
   app.use(router);

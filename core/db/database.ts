@@ -10,6 +10,7 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import type { Logger } from "../logger.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { guardClient, guardTransactions } from "./guard.js";
 import { migrationsFolder } from "./paths.js";
 
 /** The drizzle handle core code uses; the same type on PGlite and PostgreSQL. */
@@ -47,11 +48,17 @@ export interface OpenDatabaseOptions {
   /** An already-created PGlite (tests load a migrated template this way). */
   pglite?: PGlite;
   logger: Logger;
+  /**
+   * The request deadline (REQUEST_DEADLINE_MS). On PostgreSQL it is also every statement's
+   * `statement_timeout`, so the server stops work nobody waits for any more.
+   */
+  deadlineMs?: number;
 }
 
 /** Opens PostgreSQL when a URL is given, else embedded PGlite, and applies pending migrations. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
-  const handle = options.url ? openPostgres(options.url) : await openPglite(options);
+  const handle = options.url ? openPostgres(options.url, options.deadlineMs ?? DEFAULT_DEADLINE_MS) : await openPglite(options);
+  guardTransactions(handle.db);
   try {
     await applyMigrations(handle, options.url);
   } catch (error) {
@@ -95,9 +102,29 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
   };
 }
 
-function openPostgres(url: string): DatabaseHandle {
-  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
-  const db = drizzlePostgres(client) as unknown as Database;
+const DEFAULT_DEADLINE_MS = 10_000;
+
+/**
+ * Waits between reconnection attempts, in seconds: 50 ms doubling, capped at half a second
+ * (postgres.js's own grows to 20 s), so the service and the bus's LISTEN are back within a
+ * second of the database.
+ */
+export function reconnectBackoff(retries: number): number {
+  return Math.min(0.05 * 2 ** retries, 0.5);
+}
+
+function openPostgres(url: string, deadlineMs: number): DatabaseHandle {
+  const client = postgres(url, {
+    max: 10,
+    onnotice: () => {},
+    // A connection that cannot be made within the deadline is of no use to the request waiting for it.
+    connect_timeout: Math.max(1, Math.ceil(deadlineMs / 1000)),
+    backoff: reconnectBackoff,
+    // Notice a dead server in seconds rather than the default minute.
+    keep_alive: 5,
+    connection: { statement_timeout: deadlineMs, idle_in_transaction_session_timeout: deadlineMs * 2 },
+  });
+  const db = drizzlePostgres(guardClient(client)) as unknown as Database;
   return {
     db,
     kind: "postgres",

@@ -1,4 +1,5 @@
 import { loadAgent } from "../agents/agents.js";
+import { extendCurrentDeadline } from "../db/deadline.js";
 import { loadCall } from "../calls/call-records.js";
 import type { Core } from "../context.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";
@@ -25,6 +26,8 @@ export interface WaitOptions {
 export async function waitForEvents(core: Core, accountId: string, filter: EventFilter, options: WaitOptions) {
   // The client going away ends the wait, and so does this process beginning to stop.
   const signal = options.signal ? AbortSignal.any([options.signal, core.stopping]) : core.stopping;
+  // The request's deadline bounds its database work, not the wait it asked for.
+  extendCurrentDeadline(options.timeoutMs);
   if (filter.agentId) await loadAgent(core.db, accountId, filter.agentId);
   const call = filter.callId ? await loadCall(core.db, accountId, filter.callId) : undefined;
   // A call's events are its agent's: waiting on a call wakes only for that agent's events.

@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import { alias } from "drizzle-orm/pg-core";
-import { and, asc, eq, exists, inArray, lt, lte, not, or, sql } from "drizzle-orm";
+import { and, asc, eq, exists, gt, inArray, lt, lte, not, notInArray, or, sql } from "drizzle-orm";
 import type { Core } from "../context.js";
 import type { Executor, Transaction } from "../db/database.js";
 import { events } from "../db/schema/events.js";
@@ -45,37 +45,106 @@ export async function enqueueDelivery(
 }
 
 /**
- * Claims due jobs for this process. A job is due when its retry time has come, or when the
- * process that claimed it has let the claim lapse (it died mid-delivery). An agent's messages
- * are first attempted one at a time, in order: a job waits while an earlier job of the same
- * agent is being sent or has not had its first attempt. Jobs waiting to retry block nothing,
- * so one failing message does not hold a live call's turns back for hours.
+ * The lanes deliveries are claimed in, each with its own room, so one kind of work never waits
+ * for another: live-turn messages (a caller is waiting), first attempts, and retries (which go
+ * to receivers already known to be failing).
  */
-export async function claimDueDeliveries(core: Core, limit: number): Promise<DeliveryJob[]> {
+export type DeliveryLane = "live" | "first" | "retry";
+
+export interface ClaimOptions {
+  lane: DeliveryLane;
+  /** How many jobs this process has room for in the lane. */
+  limit: number;
+  /** Receivers (webhook ids) to leave alone: at their concurrency cap, or their breaker open. */
+  skipWebhooks: string[];
+  /** How many more deliveries each receiver may have in flight; absent ones may have `perReceiver`. */
+  receiverRoom: Map<string, number>;
+  perReceiver: number;
+}
+
+/**
+ * Claims due jobs of one lane for this process, and counts the attempt at once: a job claimed
+ * again after its process died is sent as the next attempt (X-Service-Delivery-Attempt n+1).
+ * A job is due when its retry time has come, or when the process that claimed it let the claim
+ * lapse. An agent's messages are first attempted one at a time, in order, within their lane: a
+ * job waits while an earlier job of the same agent and lane awaits or makes its first attempt.
+ * Retries, waiting or in flight, hold nothing back (DESIGN §7), and no receiver gets more than
+ * its room.
+ */
+export async function claimDueDeliveries(core: Core, options: ClaimOptions): Promise<DeliveryJob[]> {
   const now = core.now();
   const d = webhookDeliveries;
   const earlier = alias(webhookDeliveries, "earlier");
+  const live = options.lane === "live";
   return core.db.transaction(async (tx) => {
+    const firstInFlight = or(and(eq(earlier.status, "pending"), eq(earlier.attempts, 0)), and(eq(earlier.status, "sending"), eq(earlier.attempts, 1)));
     const blocked = exists(
       tx
         .select({ one: sql`1` })
         .from(earlier)
-        .where(and(eq(earlier.agentId, d.agentId), lt(earlier.seq, d.seq), or(eq(earlier.status, "sending"), and(eq(earlier.status, "pending"), eq(earlier.attempts, 0))))),
+        .where(and(eq(earlier.agentId, d.agentId), eq(earlier.live, d.live), lt(earlier.seq, d.seq), firstInFlight)),
     );
-    const due = await tx
-      .select({ deliveryId: d.deliveryId })
+    const due = or(and(eq(d.status, "pending"), lte(d.nextAttemptAt, now)), and(eq(d.status, "sending"), lt(d.claimedUntil, now)));
+    const inLane = live ? eq(d.live, true) : options.lane === "first" ? and(eq(d.live, false), eq(d.attempts, 0)) : and(eq(d.live, false), gt(d.attempts, 0));
+    const where = and(due, inLane, options.skipWebhooks.length > 0 ? notInArray(d.webhookId, options.skipWebhooks) : undefined);
+    // At most perReceiver candidates per receiver, so one receiver's backlog cannot crowd the
+    // others out of the limit (a window function cannot sit beside FOR UPDATE: a subquery).
+    const ranked = tx
+      .select({ id: d.deliveryId, rank: sql<number>`row_number() over (partition by ${d.webhookId} order by ${d.seq})`.as("rank") })
       .from(d)
-      .where(and(or(and(eq(d.status, "pending"), lte(d.nextAttemptAt, now)), and(eq(d.status, "sending"), lt(d.claimedUntil, now))), not(blocked)))
+      .where(where)
+      .as("ranked");
+    const candidates = await tx
+      .select({ deliveryId: d.deliveryId, webhookId: d.webhookId })
+      .from(d)
+      .where(and(where, not(blocked), inArray(d.deliveryId, tx.select({ id: ranked.id }).from(ranked).where(lte(ranked.rank, options.perReceiver)))))
       .orderBy(asc(d.seq))
-      .limit(limit)
+      .limit(options.limit)
       .for("update", { skipLocked: true });
-    if (due.length === 0) return [];
+    const room = new Map(options.receiverRoom);
+    const chosen = candidates.filter((c) => {
+      const left = room.get(c.webhookId) ?? options.perReceiver;
+      room.set(c.webhookId, left - 1);
+      return left > 0;
+    });
+    if (chosen.length === 0) return [];
+    const ids = chosen.map((r) => r.deliveryId);
+    // An attempt whose process died before it learned the answer stays in the log as such.
+    await tx
+      .update(webhookAttempts)
+      .set({ error: INTERRUPTED })
+      .where(and(inArray(webhookAttempts.deliveryId, ids), eq(webhookAttempts.error, IN_FLIGHT)));
     return tx
       .update(d)
-      .set({ status: "sending", claimedUntil: new Date(now.getTime() + core.config.webhookTimeoutMs + 5_000), updatedAt: now })
-      .where(inArray(d.deliveryId, due.map((r) => r.deliveryId)))
+      .set({ status: "sending", attempts: sql`${d.attempts} + 1`, claimedUntil: new Date(now.getTime() + core.config.webhookTimeoutMs + 5_000), updatedAt: now })
+      .where(inArray(d.deliveryId, ids))
       .returning();
   });
+}
+
+/** The error of an attempt on its way: recorded before the POST, replaced by its outcome. */
+export const IN_FLIGHT = "in flight: no answer yet";
+const INTERRUPTED = "no answer recorded: the delivering process stopped during this attempt";
+
+/** Logs an attempt before it is sent, so a crash cannot hide it; returns its id for the outcome. */
+export async function recordAttemptStart(core: Core, job: DeliveryJob, url: string): Promise<number> {
+  const [row] = await core.db
+    .insert(webhookAttempts)
+    .values({
+      deliveryId: job.deliveryId,
+      accountId: job.accountId,
+      agentId: job.agentId,
+      messageId: job.messageId,
+      messageType: job.messageType,
+      url,
+      attempt: job.attempts,
+      statusCode: null,
+      latencyMs: 0,
+      error: IN_FLIGHT,
+      createdAt: core.now(),
+    })
+    .returning({ attemptId: webhookAttempts.attemptId });
+  return row!.attemptId;
 }
 
 /** Wait before retry n (1-based) of a job, with ±20% jitter so retries do not arrive in waves. */
@@ -86,27 +155,20 @@ function retryDelay(core: Core, job: DeliveryJob, attempt: number): number | nul
 }
 
 /**
- * Records one attempt and moves the job on: delivered (its event too), scheduled for a retry,
- * or, when the schedule is spent, abandoned. Returns the delay until the retry, if any.
+ * Records one attempt's outcome (its row was written when it started) and moves the job on:
+ * delivered (its event too), scheduled for a retry, or, when the schedule is spent, abandoned.
+ * Returns the delay until the retry, if any.
  */
-export async function recordAttempt(core: Core, job: DeliveryJob, url: string, attempt: number, outcome: PostOutcome): Promise<number | null> {
+export async function recordAttempt(core: Core, job: DeliveryJob, attemptId: number, outcome: PostOutcome): Promise<number | null> {
   const now = core.now();
+  const attempt = job.attempts;
   const succeeded = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
   const error = succeeded ? null : (outcome.error ?? `HTTP ${outcome.statusCode}`);
   return core.db.transaction(async (tx) => {
-    await tx.insert(webhookAttempts).values({
-      deliveryId: job.deliveryId,
-      accountId: job.accountId,
-      agentId: job.agentId,
-      messageId: job.messageId,
-      messageType: job.messageType,
-      url,
-      attempt,
-      statusCode: outcome.statusCode,
-      latencyMs: outcome.latencyMs,
-      error,
-      createdAt: now,
-    });
+    await tx
+      .update(webhookAttempts)
+      .set({ statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error })
+      .where(eq(webhookAttempts.attemptId, attemptId));
     const last = { attempts: attempt, lastStatusCode: outcome.statusCode, lastError: error, updatedAt: now };
     if (succeeded) {
       await tx.update(webhookDeliveries).set({ ...last, status: "succeeded", completedAt: now, claimedUntil: null }).where(eq(webhookDeliveries.deliveryId, job.deliveryId));

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../context.js";
+import { extendCurrentDeadline } from "../db/deadline.js";
+import { IN_FLIGHT } from "./deliveries.js";
 import type { Executor } from "../db/database.js";
 import { webhookAttempts } from "../db/schema/webhook-attempts.js";
 import { webhooks } from "../db/schema/webhooks.js";
@@ -121,6 +123,8 @@ export async function testWebhook(core: Core, accountId: string, agentId: string
     return recordEvent(core, tx, { accountId, agentId, type: "webhook.test", payload, target: { route: "webhook", webhook } });
   });
   const deadline = Date.now() + core.config.webhookTimeoutMs + 2_000;
+  // Waiting for the receiver is the point of this request: its deadline moves out by as much.
+  extendCurrentDeadline(core.config.webhookTimeoutMs + 2_000);
   for (;;) {
     // By agent too, so the (agent_id, attempt_id) index serves it.
     const [attempt] = await core.db
@@ -128,7 +132,7 @@ export async function testWebhook(core: Core, accountId: string, agentId: string
       .from(webhookAttempts)
       .where(and(eq(webhookAttempts.agentId, agentId), eq(webhookAttempts.messageId, event.event_id)))
       .limit(1);
-    if (attempt) {
+    if (attempt && attempt.error !== IN_FLIGHT) {
       const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
       return { event_id: event.event_id, delivered, status_code: attempt.statusCode, latency_ms: attempt.latencyMs, error: attempt.error };
     }

@@ -1,11 +1,16 @@
 import type { Core } from "../context.js";
 import { WEBHOOKS_DUE_CHANNEL } from "../events/channels.js";
-import { abandonDelivery, claimDueDeliveries, recordAttempt, type DeliveryJob } from "./deliveries.js";
-import { postWebhook } from "./http-post.js";
+import { abandonDelivery, claimDueDeliveries, recordAttempt, recordAttemptStart, type DeliveryJob, type DeliveryLane } from "./deliveries.js";
+import { postWebhook, type PostOutcome } from "./http-post.js";
+import { ReceiverBreakers } from "./receiver-breakers.js";
 import { signatureHeaders } from "./signing.js";
 import { findWebhook, webhookSecret } from "./webhooks.js";
 
-const MAX_IN_FLIGHT = 32;
+// How many deliveries one process may have in flight in each lane. An open request to a hanging
+// receiver costs a socket and a timer, so the caps are generous: what keeps one receiver from
+// taking them all is the per-receiver cap and the breaker, not these.
+const LANE_CAPS: Record<DeliveryLane, number> = { live: 128, first: 256, retry: 64 };
+const LANES = Object.keys(LANE_CAPS) as DeliveryLane[];
 // Catches jobs whose retry time has come and claims that lapsed in a process that died.
 const SWEEP_MS = 1_000;
 const SHUTDOWN_WAIT_MS = 3_000;
@@ -13,9 +18,14 @@ const SHUTDOWN_WAIT_MS = 3_000;
 /**
  * Delivers webhook jobs. Every process runs one; jobs are claimed in the database, so each is
  * sent by one process at a time, and a job abandoned by a dead process is claimed again.
+ * Deliveries run in three lanes with their own room (live turns, first attempts, retries); each
+ * receiver has at most WEBHOOK_RECEIVER_CONCURRENCY deliveries in flight per lane, and one that
+ * keeps timing out is left alone for a while (receiver-breakers.ts). So a tenant whose receiver
+ * hangs delays nobody else's deliveries (DESIGN §7).
  */
 export class DeliveryWorker {
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Map<DeliveryLane, Map<Promise<void>, string>>(LANES.map((lane) => [lane, new Map()]));
+  private readonly breakers: ReceiverBreakers;
   private claiming = false;
   private again = false;
   private closed = false;
@@ -23,10 +33,13 @@ export class DeliveryWorker {
   private unsubscribe: (() => void) | undefined;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly core: Core) {}
+  constructor(private readonly core: Core) {
+    this.breakers = new ReceiverBreakers(core.now.bind(core));
+  }
 
   start(): void {
-    this.unsubscribe = this.core.bus.subscribe(WEBHOOKS_DUE_CHANNEL, () => this.kick());
+    const off = [this.core.bus.subscribe(WEBHOOKS_DUE_CHANNEL, () => this.kick()), this.core.bus.onReconnect(() => this.kick())];
+    this.unsubscribe = () => off.forEach((stop) => stop());
     this.sweep = setInterval(() => this.kick(), SWEEP_MS);
     this.sweep.unref();
     this.kick();
@@ -47,19 +60,9 @@ export class DeliveryWorker {
     try {
       do {
         this.again = false;
-        const room = MAX_IN_FLIGHT - this.inFlight.size;
-        if (room <= 0) break;
-        const jobs = await claimDueDeliveries(this.core, room);
-        for (const job of jobs) {
-          const running: Promise<void> = this.deliver(job)
-            .catch((error) => this.core.logger.error({ err: error, delivery_id: job.deliveryId }, "webhook delivery failed"))
-            .finally(() => {
-              this.inFlight.delete(running);
-              this.kick();
-            });
-          this.inFlight.add(running);
+        for (const lane of LANES) {
+          if ((await this.claimLane(lane)) && !this.closed) this.again = true;
         }
-        if (jobs.length === room) this.again = true;
       } while (this.again && !this.closed);
     } catch (error) {
       if (!this.closed) this.core.logger.error({ err: error }, "claiming webhook jobs failed");
@@ -68,7 +71,36 @@ export class DeliveryWorker {
     }
   }
 
-  private async deliver(job: DeliveryJob): Promise<void> {
+  /** Claims one lane's due jobs; true when it filled the room (there may be more). */
+  private async claimLane(lane: DeliveryLane): Promise<boolean> {
+    const running = this.inFlight.get(lane)!;
+    const room = LANE_CAPS[lane] - running.size;
+    if (room <= 0) return false;
+    const perReceiver = this.core.config.webhookReceiverConcurrency;
+    const used = new Map<string, number>();
+    for (const webhookId of running.values()) used.set(webhookId, (used.get(webhookId) ?? 0) + 1);
+    const receiverRoom = new Map<string, number>();
+    const skipWebhooks: string[] = [];
+    for (const [webhookId, count] of used) receiverRoom.set(webhookId, perReceiver - count);
+    // A live turn is tried whatever the breaker says: a caller is waiting, and it gives up fast.
+    if (lane !== "live") {
+      for (const [webhookId, allowed] of this.breakers.limits()) receiverRoom.set(webhookId, Math.min(receiverRoom.get(webhookId) ?? perReceiver, allowed - (used.get(webhookId) ?? 0)));
+    }
+    for (const [webhookId, left] of receiverRoom) if (left <= 0) skipWebhooks.push(webhookId);
+    const jobs = await claimDueDeliveries(this.core, { lane, limit: room, skipWebhooks, receiverRoom, perReceiver });
+    for (const job of jobs) {
+      const delivery: Promise<void> = this.deliver(job, lane)
+        .catch((error) => this.core.logger.error({ err: error, delivery_id: job.deliveryId }, "webhook delivery failed"))
+        .finally(() => {
+          running.delete(delivery);
+          this.kick();
+        });
+      running.set(delivery, job.webhookId);
+    }
+    return jobs.length === room;
+  }
+
+  private async deliver(job: DeliveryJob, lane: DeliveryLane): Promise<void> {
     const { core } = this;
     const webhook = await findWebhook(core.db, job.agentId);
     if (!webhook) {
@@ -77,7 +109,8 @@ export class DeliveryWorker {
       return;
     }
     const body = JSON.stringify(job.body);
-    const attempt = job.attempts + 1;
+    // Logged before it is sent: if this process dies now, the log still has this attempt.
+    const attemptId = await recordAttemptStart(core, job, webhook.url);
     const outcome = await postWebhook({
       url: webhook.url,
       body,
@@ -88,11 +121,12 @@ export class DeliveryWorker {
         "user-agent": "agentline-webhooks/1",
         "x-service-event": job.messageType,
         "x-service-event-id": job.messageId,
-        "x-service-delivery-attempt": String(attempt),
+        "x-service-delivery-attempt": String(job.attempts),
         ...signatureHeaders({ secret: webhookSecret(core, webhook), signatureHeader: webhook.signatureHeader, messageId: job.messageId, body, timestamp: core.now() }),
       },
     });
-    const retryIn = await recordAttempt(core, job, webhook.url, attempt, outcome);
+    if (lane !== "live") this.breakers.record(job.webhookId, answered(outcome));
+    const retryIn = await recordAttempt(core, job, attemptId, outcome);
     core.metrics.webhookDeliveries.inc({ outcome: outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300 ? "succeeded" : "failed" });
     if (retryIn !== null) this.wakeAfter(retryIn);
   }
@@ -112,6 +146,12 @@ export class DeliveryWorker {
     clearInterval(this.sweep);
     this.unsubscribe?.();
     for (const timer of this.retryTimers) clearTimeout(timer);
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref())]);
+    const all = [...this.inFlight.values()].flatMap((running) => [...running.keys()]);
+    await Promise.race([Promise.allSettled(all), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref())]);
   }
+}
+
+/** The receiver answered at all (any status): what the breaker counts is silence. */
+function answered(outcome: PostOutcome): boolean {
+  return outcome.statusCode !== null;
 }

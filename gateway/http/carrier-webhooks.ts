@@ -1,6 +1,7 @@
 import express, { type Router } from "express";
 import type { Core } from "../../core/context.js";
 import { withRequestId } from "../../core/logger.js";
+import { withinDeadline } from "./deadline.js";
 
 /**
  * The active carrier's webhooks (Twilio's voice, status and messaging callbacks), and nothing for
@@ -15,8 +16,9 @@ export function carrierWebhooks(core: Core): Router {
     router.post(webhook.path, form, async (req, res, next) => {
       try {
         const answer = await withRequestId(String(req.id), () =>
-          webhook.handle({ url: req.originalUrl, headers: req.headers, form: (req.body ?? {}) as Record<string, string | string[]> }),
+          withinDeadline(res, () => webhook.handle({ url: req.originalUrl, headers: req.headers, form: (req.body ?? {}) as Record<string, string | string[]> })),
         );
+        if (res.headersSent) return;
         res.status(answer.status);
         if (answer.contentType) res.type(answer.contentType);
         res.end(answer.body ?? "");

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
-import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
+import { AppError, ERROR_CODES, unavailableDependency, type ErrorCode } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Operation } from "../../discovery/operation.js";
 
@@ -14,7 +14,7 @@ export function publicBaseUrl(req: Request): string {
   return configured ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
 }
 
-function sendProblem(req: Request, res: Response, error: AppError): void {
+export function sendProblem(req: Request, res: Response, error: AppError): void {
   const { title } = ERROR_CODES[error.code];
   res
     .status(error.status)
@@ -52,10 +52,19 @@ function fromBodyParser(error: { type?: string; status?: number; message?: strin
   }
 }
 
-/** The one error handler: AppErrors and parser failures become problems; anything else a bare 500. */
+/**
+ * The one error handler: AppErrors and parser failures become problems; a database that is
+ * unreachable, restarting or timing out a statement becomes 503 service_unavailable with
+ * Retry-After; anything else a bare 500.
+ */
 export function problemHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
-    const known = error instanceof AppError ? error : fromBodyParser(error);
+    if (res.writableEnded) {
+      // Already answered (its deadline passed): what the handler met afterwards is only logged.
+      logger.debug({ err: error, request_id: req.id }, "error after the request was answered");
+      return;
+    }
+    const known = error instanceof AppError ? error : (fromBodyParser(error) ?? unavailableDependency(error));
     if (known) {
       if (known.status >= 500) logger.error({ err: known.cause ?? known, request_id: req.id }, known.detail);
       sendProblem(req, res, known);

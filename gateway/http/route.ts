@@ -9,6 +9,7 @@ import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { storeAnswer } from "../../payments/settlements.js";
 import type { PaymentEngine } from "../../payments/engine.js";
 import { authenticate, type AgentTokenAuth, type PrincipalFor, type UnpaidAuth } from "./authenticate.js";
+import { withinDeadline } from "./deadline.js";
 import { jsonBody } from "./json-body.js";
 import { idempotencyKeyOf, runIdempotent } from "./idempotency.js";
 import { payForRequest, withPaymentNote, type PaymentMade } from "./payment-gate.js";
@@ -68,7 +69,7 @@ export function mountRoutes(router: Router, routes: Route[], core: Core): void {
       const started = performance.now();
       res.once("finish", () => core.metrics.httpRequest.observe({ method: req.method, route: route.path, status: res.statusCode }, secondsSince(started)));
       try {
-        await withRequestId(String(req.id), () => serve(route, core, req, res));
+        await withRequestId(String(req.id), () => withinDeadline(res, () => serve(route, core, req, res)));
       } catch (error) {
         next(error instanceof AppError ? locateFieldErrors(route, error) : error);
       }

@@ -22,6 +22,8 @@ export function relayRoute(core: Core): UpgradeRoute {
   const unsubscribe = [
     core.bus.subscribe(EVENTS_CREATED_CHANNEL, (m) => each(m.agent_id, (s) => s.offer(m))),
     core.bus.subscribe(RELAY_SESSION_CHANNEL, (m) => each(m.agent_id, (s) => s.replacedBy(String(m.session_id)))),
+    // Announcements sent while the bus was reconnecting were missed: every socket looks now.
+    core.bus.onReconnect(() => byAgent.forEach((sockets) => sockets.forEach((s) => s.pump()))),
   ];
   const track = (socket: RelaySocket) => {
     const set = byAgent.get(socket.agentId) ?? new Set();

@@ -1,0 +1,58 @@
+import type postgres from "postgres";
+import { currentDeadline } from "./deadline.js";
+import type { Database } from "./database.js";
+
+/**
+ * Makes every transaction of db respect the current request's deadline: none starts, and none
+ * commits, once the deadline has passed (throwing in the callback rolls it back). Both drivers.
+ */
+export function guardTransactions(db: Database): void {
+  const original = db.transaction.bind(db);
+  db.transaction = ((fn, config) => {
+    const deadline = currentDeadline();
+    if (!deadline) return original(fn, config);
+    deadline.assertLive();
+    let committing = false;
+    return original(async (tx) => {
+      const result = await fn(tx);
+      deadline.assertLive();
+      committing = true;
+      deadline.commitStarted();
+      return result;
+    }, config).finally(() => {
+      if (committing) deadline.commitSettled();
+    });
+  }) as Database["transaction"];
+}
+
+type Sql = postgres.Sql;
+
+/**
+ * A postgres.js client whose statements respect the current request's deadline: a statement is
+ * refused once it has passed, and the statements a request has queued or running are cancelled
+ * when it passes (queued ones never reach the server). Inside transactions too: the client
+ * handed to a `begin` callback is guarded the same way. COMMIT is postgres.js's own and is not
+ * touched (guardTransactions decides whether it is sent).
+ */
+export function guardClient<T extends Sql | postgres.TransactionSql>(sql: T): T {
+  return new Proxy(sql, {
+    get(target, property, receiver) {
+      if (property === "unsafe") {
+        return (...args: Parameters<Sql["unsafe"]>) => {
+          const deadline = currentDeadline();
+          deadline?.assertLive();
+          const query = target.unsafe(...args);
+          deadline?.track(query);
+          return query;
+        };
+      }
+      if (property === "begin" || property === "savepoint") {
+        return (...args: unknown[]) => {
+          const fn = args.pop() as (inner: postgres.TransactionSql) => unknown;
+          return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[property]!(...args, (inner: postgres.TransactionSql) => fn(guardClient(inner)));
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}

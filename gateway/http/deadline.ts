@@ -1,0 +1,37 @@
+import type { RequestHandler, Response } from "express";
+import { deadlineExceeded, RequestDeadline, withDeadline } from "../../core/db/deadline.js";
+import type { Logger } from "../../core/logger.js";
+import { sendProblem } from "./problem.js";
+
+/**
+ * Gives every request a deadline (REQUEST_DEADLINE_MS, DESIGN §4). When it passes before the
+ * answer, the request is answered 503 service_unavailable with Retry-After and its database work
+ * is called off (core/db/guard.ts), so nothing commits after the answer. A COMMIT already on its
+ * way is let finish, and the request is answered with its outcome. A response already streaming
+ * (an MCP event stream) is left alone.
+ */
+export function requestDeadline(deadlineMs: number, logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const deadline = new RequestDeadline(Date.now() + deadlineMs);
+    res.locals.deadline = deadline;
+    let timer: NodeJS.Timeout;
+    const check = () => {
+      if (res.headersSent) return;
+      const left = deadline.remainingMs();
+      // A long poll moved the deadline out.
+      if (left > 0) return void (timer = setTimeout(check, left));
+      if (deadline.isCommitting) return;
+      deadline.expire();
+      logger.warn({ request_id: req.id, method: req.method, path: req.path }, "request deadline passed; answered 503");
+      sendProblem(req, res, deadlineExceeded());
+    };
+    timer = setTimeout(check, deadlineMs);
+    res.on("close", () => clearTimeout(timer));
+    next();
+  };
+}
+
+/** Runs a request's handler with its deadline current, so its database work is bound by it. */
+export function withinDeadline<T>(res: Response, fn: () => T): T {
+  return withDeadline(res.locals.deadline as RequestDeadline | undefined, fn);
+}

@@ -1,0 +1,79 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+import { inject } from "vitest";
+import { openDatabase } from "../../core/db/database.js";
+import { createLogger } from "../../core/logger.js";
+import { createAccount, type TestAccount } from "../support/accounts.js";
+import { adminUrl, createTestDatabase } from "../support/postgres.js";
+import { projectRoot } from "../support/process.js";
+
+const RESULTS = join(projectRoot, "bench", "results", "faults.json");
+
+/**
+ * Records a measured figure beside its goal in bench/results/faults.json, under FAULTS_LABEL
+ * ("after" unless set; the figures of the code before the fixes were taken with "before").
+ * Figures are written before the test asserts on them, so a failing run still reports them.
+ */
+export function recordFigure(name: string, value: number | string | boolean, goal: string): void {
+  const label = process.env.FAULTS_LABEL || "after";
+  let all: Record<string, Record<string, { value: unknown; goal: string }>> = {};
+  try {
+    all = JSON.parse(readFileSync(RESULTS, "utf8"));
+  } catch {
+    // first figure
+  }
+  all[label] = { ...all[label], [name]: { value, goal } };
+  writeFileSync(RESULTS, JSON.stringify(all, null, 2) + "\n");
+}
+
+/** A database of its own on the PostgreSQL server, an account in it, and a direct client for checks. */
+export async function faultDatabase() {
+  const database = await createTestDatabase(inject("postgresTemplate")!);
+  const handle = await openDatabase({ url: database.url, dataDir: "unused", logger: createLogger("silent") });
+  const account: TestAccount = await createAccount({ db: handle.db });
+  await handle.close();
+  const sql = postgres(database.url, { max: 2, onnotice: () => {} });
+  return {
+    ...database,
+    account,
+    sql,
+    name: new URL(database.url).pathname.slice(1),
+    /** The same database reached through a proxy listening on `port`. */
+    urlVia: (port: number) => {
+      const url = new URL(database.url);
+      url.port = String(port);
+      return url.toString();
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+      await database.drop();
+    },
+  };
+}
+
+/** The port of the PostgreSQL server the suite runs against. */
+export function postgresPort(): number {
+  return Number(new URL(adminUrl()!).port || 5432);
+}
+
+/** What must hold after any fault: every account's balance is the sum of its ledger. */
+export async function ledgerMismatches(sql: postgres.Sql): Promise<unknown[]> {
+  return [
+    ...(await sql`
+    select a.account_id, a.balance_micros, coalesce(sum(l.amount_micros), 0) as ledger
+    from accounts a left join ledger_entries l on l.account_id = a.account_id
+    group by a.account_id, a.balance_micros
+    having a.balance_micros <> coalesce(sum(l.amount_micros), 0)`),
+  ];
+}
+
+export const serve = ["node", "dist/bin/agentline.js", "serve"];
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
