@@ -96,13 +96,17 @@ describe.runIf(onPostgres)("a process killed in the middle of a delivery", () =>
       const [, redelivered] = await receiver.waitFor(2, () => true, 30_000);
       expect(redelivered!.body.event_id).toBe(inFlight!.body.event_id);
       const api2 = new Api(second.baseUrl, db.account.apiKey);
-      // The attempt is recorded just after the receiver answers.
+      // Every attempt is logged, the killed one too; the re-send is attempt 2 (issue 13, row 7).
+      expect(redelivered!.headers["x-service-delivery-attempt"]).toBe("2");
       let attempts: any[] = [];
-      for (let i = 0; i < 50 && attempts.length === 0; i++) {
+      for (let i = 0; i < 50 && !attempts.some((a) => a.outcome === "succeeded"); i++) {
         attempts = (await api2.get("/v1/webhooks/deliveries", { query: { agent_id: agentId } })).body.data;
-        if (attempts.length === 0) await new Promise((r) => setTimeout(r, 100));
+        if (!attempts.some((a) => a.outcome === "succeeded")) await new Promise((r) => setTimeout(r, 100));
       }
-      expect(attempts).toEqual([expect.objectContaining({ attempt: 1, status_code: 200, outcome: "succeeded" })]);
+      expect(attempts).toEqual([
+        expect.objectContaining({ attempt: 2, status_code: 200, outcome: "succeeded" }),
+        expect.objectContaining({ attempt: 1, status_code: null, outcome: "failed", error: expect.stringMatching(/process stopped/) }),
+      ]);
       expect((await api2.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data).toEqual([]);
       await second.stop();
     } finally {

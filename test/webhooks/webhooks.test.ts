@@ -228,10 +228,15 @@ describe("the SSRF guard (ALLOW_PRIVATE_WEBHOOKS off)", () => {
       const named = `https://${hostname()}:${receiver.port}/hook`;
       expect((await sapi.post("/v1/webhooks", { agent_id: agentId, url: named })).status).toBe(201);
       await sapi.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550160", text: "x" });
-      await new Promise((r) => setTimeout(r, 500));
-      const attempts = (await sapi.get("/v1/webhooks/deliveries", { query: { agent_id: agentId } })).body.data;
-      expect(attempts.length).toBeGreaterThanOrEqual(1);
-      expect(attempts[0].error).toMatch(/resolves only to private addresses/);
+      // An attempt is listed from the moment it starts; wait for the first one's outcome.
+      let finished: any[] = [];
+      for (let i = 0; i < 50 && finished.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const attempts = (await sapi.get("/v1/webhooks/deliveries", { query: { agent_id: agentId } })).body.data;
+        finished = attempts.filter((a: any) => a.error !== "in flight: no answer yet");
+      }
+      expect(finished.length).toBeGreaterThanOrEqual(1);
+      expect(finished[0].error).toMatch(/resolves only to private addresses/);
       expect(receiver.requests).toEqual([]);
     } finally {
       await strict.stop();
