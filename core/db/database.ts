@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { SQLWrapper } from "drizzle-orm";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { Database, Executor } from "./types.js";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -13,12 +13,8 @@ import { lockDataDir } from "./data-dir-lock.js";
 import { guardClient, guardTransactions } from "./guard.js";
 import { migrationsFolder } from "./paths.js";
 
-/** The drizzle handle core code uses; the same type on PGlite and PostgreSQL. */
-export type Database = PgDatabase<PgQueryResultHKT>;
-/** A transaction handed to a `db.transaction` callback. Inside it, use only this handle. */
-export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
-/** Either; functions that can join a caller's transaction take this. */
-export type Executor = Database | Transaction;
+// The types live in a leaf file that guard.ts can read too; the rest of core imports them from here.
+export type { Database, Executor, Transaction } from "./types.js";
 
 /**
  * The rows of a raw statement (`db.execute`): postgres.js answers an array of rows, PGlite an

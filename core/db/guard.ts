@@ -1,9 +1,6 @@
 import type postgres from "postgres";
 import { currentDeadline } from "./deadline.js";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-
-// database.ts's Database, spelled out here: database.ts imports this file.
-type Database = PgDatabase<PgQueryResultHKT>;
+import type { Database } from "./types.js";
 
 /**
  * Makes every transaction of db respect the current request's deadline: none starts, and none

@@ -9,7 +9,7 @@ import { turns } from "../db/schema/turns.js";
 import { webhookAttempts } from "../db/schema/webhook-attempts.js";
 import { webhookDeliveries } from "../db/schema/webhook-deliveries.js";
 import { newId } from "../ids.js";
-import type { PostOutcome } from "./http-post.js";
+import { isDelivered, type PostOutcome } from "./http-post.js";
 
 export type DeliveryJob = typeof webhookDeliveries.$inferSelect;
 
@@ -162,7 +162,7 @@ function retryDelay(core: Core, job: DeliveryJob, attempt: number): number | nul
 export async function recordAttempt(core: Core, job: DeliveryJob, attemptId: number, outcome: PostOutcome): Promise<number | null> {
   const now = core.now();
   const attempt = job.attempts;
-  const succeeded = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+  const succeeded = isDelivered(outcome.statusCode);
   const error = succeeded ? null : (outcome.error ?? `HTTP ${outcome.statusCode}`);
   return core.db.transaction(async (tx) => {
     await tx

@@ -8,6 +8,11 @@ export interface PostOutcome {
   latencyMs: number;
 }
 
+/** Only a 2xx takes an event: a redirect, like any other answer, is a failed attempt. */
+export function isDelivered(statusCode: number | null): boolean {
+  return statusCode !== null && statusCode >= 200 && statusCode < 300;
+}
+
 // Enough of a response to show a user why a delivery failed; the rest is discarded.
 const MAX_RESPONSE_BYTES = 64 * 1024;
 

@@ -12,6 +12,7 @@ import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 import { toPage, type Pagination } from "../schemas/common.js";
 import type { Capability, SetWebhookBody, SetWebhookResult, Webhook } from "./schemas.js";
+import { isDelivered } from "./http-post.js";
 import { openSecret, sealSecret } from "./secret-box.js";
 import { webhookUrlProblem } from "./url-guard.js";
 
@@ -133,7 +134,7 @@ export async function testWebhook(core: Core, accountId: string, agentId: string
       .where(and(eq(webhookAttempts.agentId, agentId), eq(webhookAttempts.messageId, event.event_id)))
       .limit(1);
     if (attempt && attempt.error !== IN_FLIGHT) {
-      const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+      const delivered = isDelivered(attempt.statusCode);
       return { event_id: event.event_id, delivered, status_code: attempt.statusCode, latency_ms: attempt.latencyMs, error: attempt.error };
     }
     if (Date.now() > deadline) return { event_id: event.event_id, delivered: false, status_code: null, latency_ms: null, error: "no attempt yet; see GET /v1/webhooks/deliveries" };
@@ -161,7 +162,7 @@ export async function listDeliveryAttempts(core: Core, accountId: string, query:
     status_code: r.statusCode,
     latency_ms: r.latencyMs,
     error: r.error,
-    outcome: r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300 ? ("succeeded" as const) : ("failed" as const),
+    outcome: isDelivered(r.statusCode) ? ("succeeded" as const) : ("failed" as const),
     created_at: r.createdAt.toISOString(),
   }));
 }

@@ -1,7 +1,7 @@
 import type { Core } from "../context.js";
 import { WEBHOOKS_DUE_CHANNEL } from "../events/channels.js";
 import { abandonDelivery, claimDueDeliveries, recordAttempt, recordAttemptStart, type DeliveryJob, type DeliveryLane } from "./deliveries.js";
-import { postWebhook, type PostOutcome } from "./http-post.js";
+import { isDelivered, postWebhook, type PostOutcome } from "./http-post.js";
 import { ReceiverBreakers } from "./receiver-breakers.js";
 import { signatureHeaders } from "./signing.js";
 import { findWebhook, webhookSecret } from "./webhooks.js";
@@ -127,7 +127,7 @@ export class DeliveryWorker {
     });
     if (lane !== "live") this.breakers.record(job.webhookId, answered(outcome));
     const retryIn = await recordAttempt(core, job, attemptId, outcome);
-    core.metrics.webhookDeliveries.inc({ outcome: outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300 ? "succeeded" : "failed" });
+    core.metrics.webhookDeliveries.inc({ outcome: isDelivered(outcome.statusCode) ? "succeeded" : "failed" });
     if (retryIn !== null) this.wakeAfter(retryIn);
   }
 

@@ -76,20 +76,24 @@ describe("chain mode (anvil, FiatToken)", () => {
   });
 });
 
+/** A service settling through a remote facilitator at url. */
+const serviceBehind = (url: string) =>
+  startTestService({
+    env: {
+      PAYMENTS_MODE: "facilitator",
+      X402_NETWORK: paidIn.network,
+      X402_ASSET: usdc.token,
+      X402_ASSET_NAME: usdc.name,
+      X402_ASSET_VERSION: usdc.version,
+      X402_PAYEE: payee,
+      X402_FACILITATOR_URL: url,
+    },
+  });
+
 describe("facilitator mode (a remote facilitator's stand-in on loopback)", () => {
   it("settles through the facilitator over HTTP, moves exactly the amount, and credits exactly that", async () => {
     const facilitator = await startFacilitator(anvil.rpcUrl, anvil.chainId, ANVIL_KEYS.relayer);
-    const remote = await startTestService({
-      env: {
-        PAYMENTS_MODE: "facilitator",
-        X402_NETWORK: paidIn.network,
-        X402_ASSET: usdc.token,
-        X402_ASSET_NAME: usdc.name,
-        X402_ASSET_VERSION: usdc.version,
-        X402_PAYEE: payee,
-        X402_FACILITATOR_URL: facilitator.url,
-      },
-    });
+    const remote = await serviceBehind(facilitator.url);
     try {
       const wallet = newWallet();
       await usdc.mint(wallet.address, 10_000_000n);
@@ -116,17 +120,7 @@ describe("facilitator mode (a remote facilitator's stand-in on loopback)", () =>
     ["fails with a 500 on", "broken"],
   ] as const)("keeps no claim on a payment when the facilitator %s its settlement: the same payment is good once it recovers", async (_label, how) => {
     const facilitator = await startFacilitator(anvil.rpcUrl, anvil.chainId, ANVIL_KEYS.relayer);
-    const remote = await startTestService({
-      env: {
-        PAYMENTS_MODE: "facilitator",
-        X402_NETWORK: paidIn.network,
-        X402_ASSET: usdc.token,
-        X402_ASSET_NAME: usdc.name,
-        X402_ASSET_VERSION: usdc.version,
-        X402_PAYEE: payee,
-        X402_FACILITATOR_URL: facilitator.url,
-      },
-    });
+    const remote = await serviceBehind(facilitator.url);
     try {
       const wallet = newWallet();
       await usdc.mint(wallet.address, 10_000_000n);
