@@ -59,7 +59,14 @@ export const RevokedKey = z
 
 export const AgentIdStartBody = z
   .strictObject({
-    login_hint: z.string().trim().min(1).max(254).optional().meta({ description: "Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity)." }),
+    // An empty hint is no hint (as before AgentID existed, when `""` met the 404): a client
+    // that always sends the field must not get a 422 where the contract promises 404 or 200.
+    login_hint: z
+      .string()
+      .trim()
+      .max(254)
+      .optional()
+      .meta({ description: "Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity). Empty means no hint." }),
   })
   .meta({ id: "AgentIdStartRequest" });
 

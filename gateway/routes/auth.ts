@@ -16,6 +16,7 @@ import {
   VerifyBody,
   VerifyResult,
 } from "../../core/auth/schemas.js";
+import { AppError } from "../../core/errors.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
 import { NOTICE_PAGE_HEADERS, noticePage } from "../http/notice-page.js";
 import { defineRoute, Reply } from "../http/route.js";
@@ -65,7 +66,7 @@ export const authRoutes = [
     bodyRequired: false,
     response: { status: 200, description: "The sign-in session", schema: AgentIdSession },
     errors: [404, 429, 503],
-    handler: ({ core, body, req }) => startAgentIdSignIn(core, { loginHint: body.login_hint, ip: req.ip ?? "unknown" }),
+    handler: ({ core, body, req }) => startAgentIdSignIn(core, { loginHint: body.login_hint || undefined, ip: req.ip ?? "unknown" }),
   }),
   defineRoute({
     operationId: "pollAgentIdSignIn",
@@ -101,6 +102,8 @@ export const authRoutes = [
     ],
     errors: [404],
     handler: async ({ core, req }) => {
+      // express answers HEAD with this handler; a link checker's HEAD would spend the one-time code.
+      if (req.method === "HEAD") throw new AppError("method_not_allowed", "HEAD is not allowed here: opening this page completes the sign-in. Use GET.", { headers: { Allow: "GET" } });
       const page = await completeAgentIdCallback(core, new URL(req.originalUrl, "http://callback.invalid").searchParams);
       const title = page.outcome === "signed_in" ? "Signed in" : page.outcome === "denied" ? "Sign-in refused" : "Sign-in failed";
       return new Reply(page.status, noticePage(title, page.message), NOTICE_PAGE_HEADERS);

@@ -25,6 +25,10 @@ export class OidcStandIn {
   forgery: Forgery = "none";
   /** Requests the token endpoint received. */
   tokenRequests = 0;
+  /** Requests for the discovery document. */
+  discoveryRequests = 0;
+  /** When set, the discovery document answers 503 (the provider is down before a sign-in starts). */
+  discoveryDown = false;
   /** When set, the token endpoint answers 503 (the provider is down after the redirect). */
   tokenEndpointDown = false;
   /** Extra claims for every ID token (an e-mail address, say). */
@@ -64,6 +68,8 @@ export class OidcStandIn {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url!, this.issuer);
     if (url.pathname === "/.well-known/openid-configuration") {
+      this.discoveryRequests++;
+      if (this.discoveryDown) return json(res, 503, { error: "temporarily_unavailable" });
       return json(res, 200, {
         issuer: this.issuer,
         authorization_endpoint: `${this.issuer}/authorize`,

@@ -2833,7 +2833,7 @@ export interface components {
         AgentIdStartRequest: {
             content: {
                 "application/json": {
-                    /** @description Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity). */
+                    /** @description Passed to the identity provider as OpenID Connect's `login_hint` (for AgentID, the agent's identity). Empty means no hint. */
                     login_hint?: string;
                 };
             };
