@@ -139,6 +139,20 @@ describe("AgentID sign-in against a real OpenID Connect provider", () => {
     expect(polled.body.detail).toContain("invalid_grant");
   });
 
+  it("refuses the provider's ID token when it answers another request's nonce", async () => {
+    // The provider signs a genuine token, but for an authorization request this session never made.
+    const session = await start("agent-nonce");
+    const tampered = new URL(session.authorize_url);
+    tampered.searchParams.set("nonce", "another-requests-nonce");
+    const page = await openCallback(await provider.authorize(tampered.href, callbackUrl));
+    expect(page.status).toBe(400);
+    expect(page.text).toContain("Sign-in failed");
+    advance(5);
+    const polled = await poll(session.session_id);
+    expect(polled.status).toBe(400);
+    expect(polled.body).toMatchObject({ code: "sign_in_failed", detail: expect.stringMatching(/"nonce"/) });
+  });
+
   it("answers access_denied when the user refuses at the provider", async () => {
     const session = await start(REFUSING_USER);
     const redirect = await provider.authorize(session.authorize_url, callbackUrl);
