@@ -5,8 +5,10 @@ import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { and, eq, exists, inArray, ne, not } from "drizzle-orm";
+import { and, eq, exists, inArray, ne, not, sql } from "drizzle-orm";
+import { accounts } from "../../core/db/schema/accounts.js";
 import { events } from "../../core/db/schema/events.js";
+import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
 import { percentile, recordFigure, sleep } from "./figures.js";
 
@@ -24,6 +26,17 @@ async function lostEvents(service: TestService): Promise<string[]> {
     .from(events)
     .where(and(ne(events.status, "delivered"), ne(events.route, "mailbox"), not(exists(underWay))));
   return rows.map((r) => r.eventId);
+}
+
+/** Accounts whose balance is not the sum of their ledger (there must be none). */
+async function ledgerMismatches(service: TestService): Promise<unknown[]> {
+  const sum = sql<number>`coalesce(sum(${ledgerEntries.amountMicros}), 0)`;
+  return service.core.db
+    .select({ accountId: accounts.accountId, balance: accounts.balanceMicros, ledger: sum })
+    .from(accounts)
+    .leftJoin(ledgerEntries, eq(ledgerEntries.accountId, accounts.accountId))
+    .groupBy(accounts.accountId, accounts.balanceMicros)
+    .having(sql`${accounts.balanceMicros} <> ${sum}`);
 }
 
 /** An agent with a number and a webhook to `url`, in the account `api` signs in to. */
@@ -97,6 +110,7 @@ describe("40 hanging receivers beside a healthy one", () => {
     expect(utteranceMs).toBeLessThanOrEqual(1_000);
     // The hanging agents' events are still on their way (or back in the mailbox), none dropped.
     expect(await lostEvents(service)).toEqual([]);
+    expect(await ledgerMismatches(service)).toEqual([]);
   });
 });
 
@@ -140,6 +154,7 @@ describe("a receiver that fails one event, then recovers", () => {
     expect(Math.max(...delays)).toBeLessThanOrEqual(1_000);
     expect(triedBeforeHealthy).toBe(4);
     expect(await lostEvents(service)).toEqual([]);
+    expect(await ledgerMismatches(service)).toEqual([]);
   });
 });
 

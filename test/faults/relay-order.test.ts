@@ -6,7 +6,7 @@ import { onPostgres } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
 import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
-import { recordFigure } from "./figures.js";
+import { ledgerMismatches, recordFigure } from "./figures.js";
 
 // Issue 13 row 6: two processes writing one agent's events at once. Each commits whenever its
 // transaction ends, so without care a later event (by seq) can commit before an earlier one and
@@ -69,6 +69,8 @@ describe.runIf(onPostgres)("one agent's events written by two processes at once"
       recordFigure("relay_order.events_out_of_order", `${outOfOrder} of ${received.length}`, `0 of ${TEXTS + 2 * TURNS}`);
       // Every event exactly once (no ack timed out), in the order of seq.
       expect(received).toEqual(inSeqOrder);
+      // Two processes billing the same account at once: the balance is still its ledger's sum.
+      expect(await ledgerMismatches(sql)).toEqual([]);
     } finally {
       await sql.end();
       calls.forEach((phone) => phone.close());
