@@ -74,7 +74,7 @@ describe("40 hanging receivers beside a healthy one", () => {
     const healthy = await startReceiver(() => 200);
     receivers.push(hanging, healthy);
     // Four tenants with ten agents each, every agent's receiver hanging.
-    const stuck: Array<{ api: Api; phoneNumber: string }> = [];
+    const stuck: Array<{ api: Api; agentId: string; phoneNumber: string }> = [];
     for (let t = 0; t < 4; t++) {
       const api = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
       for (let a = 0; a < 10; a++) stuck.push({ api, ...(await agentWithWebhook(api, `${hanging.url}?agent=${t}-${a}`)) });
@@ -108,6 +108,16 @@ describe("40 hanging receivers beside a healthy one", () => {
     recordFigure("receivers.hanging_requests_open", hanging.requests.length, "capped per receiver");
     expect(Math.max(...latencies)).toBeLessThanOrEqual(1_000);
     expect(utteranceMs).toBeLessThanOrEqual(1_000);
+    // A live turn of a hanging agent: its call.utterance is sent at once, not after that agent's
+    // unanswered texts (ordinary events) — live turns keep a per-agent order of their own.
+    const stuckAgent = stuck[0]!;
+    const stuckPhone = await Softphone.connect(service.baseUrl, await answeredCall(stuckAgent.api, stuckAgent.agentId), stuckAgent.api.key!);
+    const stuckSaidAt = Date.now();
+    await stuckPhone.say("Is anyone there?");
+    const [stuckUtterance] = await hanging.waitFor(1, (r) => r.headers["x-service-event"] === "call.utterance", 15_000);
+    stuckPhone.close();
+    recordFigure("receivers.hanging_agent_live_utterance_ms", stuckUtterance!.at - stuckSaidAt, "<= 1000 (not behind the agent's hanging texts)");
+    expect(stuckUtterance!.at - stuckSaidAt).toBeLessThanOrEqual(1_000);
     // The hanging agents' events are still on their way (or back in the mailbox), none dropped.
     expect(await lostEvents(service)).toEqual([]);
     expect(await ledgerMismatches(service)).toEqual([]);
