@@ -37,12 +37,22 @@ export async function enqueueDelivery(
     messageId: job.messageId,
     messageType: job.messageType,
     body: job.body,
-    live: job.liveTurnId !== undefined,
+    live: job.liveTurnId !== undefined || job.messageType === SESSION_START,
     turnId: job.liveTurnId ?? null,
     nextAttemptAt: core.now(),
   });
   await core.bus.publish(WEBHOOKS_DUE_CHANNEL, {}, { tx });
 }
+
+// A protocol-2 session opens with call.session.start, and its tasks must not overtake it
+// (docs/protocol-2.md, "The session, in order"). So its first attempt goes in the live lane,
+// where an agent's messages are first attempted one at a time in order: the session's tasks wait
+// for it there, and it never waits behind the agent's ordinary events (a live turn would wait
+// with it). Its retries leave the live lane and follow the ordinary schedule (recordAttempt).
+const SESSION_START = "call.session.start";
+// A session ends after its tasks: call.session.end (ordinary lane) waits while an earlier live
+// message of the agent awaits or makes its first attempt. Ordinary events never hold live ones.
+const SESSION_END = "call.session.end";
 
 /**
  * The lanes deliveries are claimed in, each with its own room, so one kind of work never waits
@@ -82,7 +92,14 @@ export async function claimDueDeliveries(core: Core, options: ClaimOptions): Pro
       tx
         .select({ one: sql`1` })
         .from(earlier)
-        .where(and(eq(earlier.agentId, d.agentId), eq(earlier.live, d.live), lt(earlier.seq, d.seq), firstInFlight)),
+        .where(
+          and(
+            eq(earlier.agentId, d.agentId),
+            or(eq(earlier.live, d.live), and(eq(d.messageType, SESSION_END), eq(earlier.live, true))),
+            lt(earlier.seq, d.seq),
+            firstInFlight,
+          ),
+        ),
     );
     const due = or(and(eq(d.status, "pending"), lte(d.nextAttemptAt, now)), and(eq(d.status, "sending"), lt(d.claimedUntil, now)));
     const inLane = live ? eq(d.live, true) : options.lane === "first" ? and(eq(d.live, false), eq(d.attempts, 0)) : and(eq(d.live, false), gt(d.attempts, 0));
@@ -147,9 +164,13 @@ export async function recordAttemptStart(core: Core, job: DeliveryJob, url: stri
   return row!.attemptId;
 }
 
-/** Wait before retry n (1-based) of a job, with ±20% jitter so retries do not arrive in waves. */
+/**
+ * Wait before retry n (1-based) of a job, with ±20% jitter so retries do not arrive in waves.
+ * A live turn's message has the live schedule (a caller is waiting; then the turn is given up);
+ * everything else, a session start included, the ordinary one.
+ */
 function retryDelay(core: Core, job: DeliveryJob, attempt: number): number | null {
-  const schedule = job.live ? core.config.webhookLiveRetryScheduleMs : core.config.webhookRetryScheduleMs;
+  const schedule = job.turnId !== null ? core.config.webhookLiveRetryScheduleMs : core.config.webhookRetryScheduleMs;
   const base = schedule[attempt - 1];
   return base === undefined ? null : Math.round(base * (0.8 + randomInt(0, 401) / 1000));
 }
@@ -184,7 +205,9 @@ export async function recordAttempt(core: Core, job: DeliveryJob, attemptId: num
     if (delay !== null) {
       await tx
         .update(webhookDeliveries)
-        .set({ ...last, status: "pending", nextAttemptAt: new Date(now.getTime() + delay), claimedUntil: null })
+        // Only a live turn's message retries in the live lane; a session start's retries are
+        // ordinary ones (retry lane, breaker), and no longer hold its session's tasks.
+        .set({ ...last, status: "pending", nextAttemptAt: new Date(now.getTime() + delay), claimedUntil: null, live: job.turnId !== null })
         .where(eq(webhookDeliveries.deliveryId, job.deliveryId));
       return delay;
     }

@@ -5,7 +5,7 @@ import { RelayClient } from "../support/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
 import { agentWithNumber } from "../support/telephony.js";
-import { faultDatabase, ledgerMismatches, percentile, postgresPort, recordFigure, serve, sleep } from "./figures.js";
+import { faultDatabase, ledgerMismatches, lostEvents, percentile, postgresPort, recordFigure, serve, sleep } from "./figures.js";
 
 const OUTAGE_MS = 3_000;
 const DEADLINE_MS = 2_000;
@@ -51,9 +51,11 @@ describe.runIf(onPostgres)("the database partitioned for 3 s, then restarting fo
     const relay = await RelayClient.connect(service.baseUrl, { agent_id: agentId }, db.account.apiKey);
     // When each text's event reached the relay, by its text; every event is acked at once.
     const relayedAt = new Map<string, number>();
+    const relayedIds = new Set<string>();
     relay.ws.on("message", (data) => {
       const frame = JSON.parse(String(data));
       if (frame.type !== "event") return;
+      relayedIds.add(frame.event.event_id);
       if (frame.event.event_type === "sms.received") relayedAt.set(frame.event.payload.text, relayedAt.get(frame.event.payload.text) ?? Date.now());
       relay.ack(frame.event.event_id);
     });
@@ -159,12 +161,18 @@ describe.runIf(onPostgres)("the database partitioned for 3 s, then restarting fo
     recordFigure("relay.first_write_after_back_ms", firstCommitted ? firstCommitted.answered - backAt : Infinity, "< 1000");
     const lost = committedTexts.filter((t) => !relayedAt.has(t));
     recordFigure("outage.committed_events_lost", lost.length, "0");
+    // Every event of every kind (texts, calls, their billing), not only the texts measured above:
+    // relayed, or in the mailbox, or with a delivery under way. Waits for the relay briefly.
+    let lostAny = await lostEvents(db.sql, relayedIds);
+    for (let i = 0; i < 50 && lostAny.length > 0; i++) (await sleep(100), (lostAny = await lostEvents(db.sql, relayedIds)));
+    recordFigure("outage.committed_events_not_delivered_nor_in_mailbox", lostAny.length, "0");
 
     recordFigure("outage.service_process_died", service.child.exitCode !== null || service.child.signalCode !== null, "false");
     if (service.child.exitCode !== null) console.error(service.output().slice(-4000));
     const mismatches = await ledgerMismatches(db.sql);
     expect(mismatches).toEqual([]);
     expect(lost).toEqual([]);
+    expect(lostAny).toEqual([]);
     expect(fiveHundreds).toEqual([]);
     expect(without).toEqual([]);
     expect(unavailable.length).toBeGreaterThan(0);

@@ -77,3 +77,16 @@ export function percentile(values: number[], p: number): number {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What must hold after any fault: every committed event was delivered (relay or webhook), is
+ * back in the mailbox, or still has a webhook delivery under way (pending or sending, not given
+ * up). Returns the event ids that are none of these: lost.
+ */
+export async function lostEvents(sql: postgres.Sql, relayed: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const rows = await sql<{ event_id: string }[]>`
+    select e.event_id from events e
+    where e.status <> 'delivered' and e.route <> 'mailbox'
+      and not exists (select 1 from webhook_deliveries d where d.event_seq = e.seq and d.status in ('pending', 'sending'))`;
+  return rows.map((r) => r.event_id).filter((id) => !relayed.has(id));
+}

@@ -5,9 +5,39 @@ import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
+import { and, eq, exists, inArray, ne, not, sql } from "drizzle-orm";
+import { accounts } from "../../core/db/schema/accounts.js";
+import { events } from "../../core/db/schema/events.js";
+import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
+import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
 import { percentile, recordFigure, sleep } from "./figures.js";
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/**
+ * Events neither delivered, nor back in the mailbox, nor with a webhook delivery under way
+ * (pending or sending): lost. What must hold after any fault (issue 13, "nothing lost").
+ */
+async function lostEvents(service: TestService): Promise<string[]> {
+  const d = webhookDeliveries;
+  const underWay = service.core.db.select({ one: d.seq }).from(d).where(and(eq(d.eventSeq, events.seq), inArray(d.status, ["pending", "sending"])));
+  const rows = await service.core.db
+    .select({ eventId: events.eventId })
+    .from(events)
+    .where(and(ne(events.status, "delivered"), ne(events.route, "mailbox"), not(exists(underWay))));
+  return rows.map((r) => r.eventId);
+}
+
+/** Accounts whose balance is not the sum of their ledger (there must be none). */
+async function ledgerMismatches(service: TestService): Promise<unknown[]> {
+  const sum = sql<number>`coalesce(sum(${ledgerEntries.amountMicros}), 0)`;
+  return service.core.db
+    .select({ accountId: accounts.accountId, balance: accounts.balanceMicros, ledger: sum })
+    .from(accounts)
+    .leftJoin(ledgerEntries, eq(ledgerEntries.accountId, accounts.accountId))
+    .groupBy(accounts.accountId, accounts.balanceMicros)
+    .having(sql`${accounts.balanceMicros} <> ${sum}`);
+}
 
 /** An agent with a number and a webhook to `url`, in the account `api` signs in to. */
 async function agentWithWebhook(api: Api, url: string) {
@@ -44,7 +74,7 @@ describe("40 hanging receivers beside a healthy one", () => {
     const healthy = await startReceiver(() => 200);
     receivers.push(hanging, healthy);
     // Four tenants with ten agents each, every agent's receiver hanging.
-    const stuck: Array<{ api: Api; phoneNumber: string }> = [];
+    const stuck: Array<{ api: Api; agentId: string; phoneNumber: string }> = [];
     for (let t = 0; t < 4; t++) {
       const api = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
       for (let a = 0; a < 10; a++) stuck.push({ api, ...(await agentWithWebhook(api, `${hanging.url}?agent=${t}-${a}`)) });
@@ -78,6 +108,19 @@ describe("40 hanging receivers beside a healthy one", () => {
     recordFigure("receivers.hanging_requests_open", hanging.requests.length, "capped per receiver");
     expect(Math.max(...latencies)).toBeLessThanOrEqual(1_000);
     expect(utteranceMs).toBeLessThanOrEqual(1_000);
+    // A live turn of a hanging agent: its call.utterance is sent at once, not after that agent's
+    // unanswered texts (ordinary events) — live turns keep a per-agent order of their own.
+    const stuckAgent = stuck[0]!;
+    const stuckPhone = await Softphone.connect(service.baseUrl, await answeredCall(stuckAgent.api, stuckAgent.agentId), stuckAgent.api.key!);
+    const stuckSaidAt = Date.now();
+    await stuckPhone.say("Is anyone there?");
+    const [stuckUtterance] = await hanging.waitFor(1, (r) => r.headers["x-service-event"] === "call.utterance", 15_000);
+    stuckPhone.close();
+    recordFigure("receivers.hanging_agent_live_utterance_ms", stuckUtterance!.at - stuckSaidAt, "<= 1000 (not behind the agent's hanging texts)");
+    expect(stuckUtterance!.at - stuckSaidAt).toBeLessThanOrEqual(1_000);
+    // The hanging agents' events are still on their way (or back in the mailbox), none dropped.
+    expect(await lostEvents(service)).toEqual([]);
+    expect(await ledgerMismatches(service)).toEqual([]);
   });
 });
 
@@ -120,5 +163,50 @@ describe("a receiver that fails one event, then recovers", () => {
     recordFigure("failing_receiver.newer_events_tried_while_failing", `${triedBeforeHealthy} of 4`, "4 of 4");
     expect(Math.max(...delays)).toBeLessThanOrEqual(1_000);
     expect(triedBeforeHealthy).toBe(4);
+    expect(await lostEvents(service)).toEqual([]);
+    expect(await ledgerMismatches(service)).toEqual([]);
+  });
+});
+
+// Issue 13, row 5, "concurrency capped per receiver": a receiver that answers every delivery
+// slowly with an error (an answer, so its breaker stays closed) while its failed deliveries pile
+// up as retries. Retries hold nothing back, so without the cap they would all be in flight at
+// once; with it, the receiver never has more than WEBHOOK_RECEIVER_CONCURRENCY per lane (here
+// first attempts and retries: two lanes).
+describe("a slow, failing receiver with many retries due", () => {
+  const CAP = 2;
+  let service: TestService;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    service = await startTestService({
+      env: { ALLOW_PRIVATE_WEBHOOKS: "1", WEBHOOK_RECEIVER_CONCURRENCY: String(CAP), WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_RETRY_SCHEDULE: "50ms,50ms,50ms,50ms,50ms,50ms,50ms,50ms" },
+    });
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await service?.stop();
+  });
+
+  it("never has more than the cap in flight per lane", { timeout: 60_000 }, async () => {
+    receiver = await startReceiver(() => ({ status: 503, afterMs: 600 }));
+    const api = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
+    const { phoneNumber } = await agentWithWebhook(api, receiver.url);
+    for (let i = 0; i < 10; i++) await text(api, phoneNumber, `pile ${i}`);
+    await sleep(8_000);
+    // The most requests the receiver had open at once: each is open from arrival to answer.
+    const edges = receiver.requests.flatMap((r) => [
+      { at: r.at, open: 1 },
+      { at: r.answeredAt ?? Infinity, open: -1 },
+    ]);
+    edges.sort((x, y) => x.at - y.at || x.open - y.open);
+    let open = 0;
+    let most = 0;
+    for (const edge of edges) most = Math.max(most, (open += edge.open));
+    const retries = receiver.requests.filter((r) => r.headers["x-service-delivery-attempt"] !== "1").length;
+    recordFigure("receivers.failing_receiver_most_in_flight", most, `<= ${2 * CAP} (cap ${CAP} per lane: first attempts, retries)`);
+    expect(retries).toBeGreaterThan(2 * CAP);
+    expect(most).toBeGreaterThanOrEqual(CAP);
+    expect(most).toBeLessThanOrEqual(2 * CAP);
   });
 });

@@ -6,10 +6,15 @@ export interface ReceivedRequest {
   raw: string;
   body: any;
   at: number;
+  /** When the receiver answered it (unset while it hangs or waits). */
+  answeredAt?: number;
 }
 
-/** How the receiver answers the nth request (0-based): a status, or "hang" to never answer. */
-export type Answer = (n: number, request: ReceivedRequest) => number | "hang";
+/**
+ * How the receiver answers the nth request (0-based): a status, "hang" to never answer, or a
+ * status after a delay (a slow receiver; `answeredAt` on the request says when it answered).
+ */
+export type Answer = (n: number, request: ReceivedRequest) => number | "hang" | { status: number; afterMs: number };
 
 /**
  * A real HTTP server on loopback standing in for a customer's webhook endpoint: it keeps every
@@ -30,7 +35,13 @@ export async function startReceiver(answer: Answer = () => 200) {
       requests.push(request);
       waiters.splice(0).forEach((wake) => wake());
       if (status === "hang") return void hanging.push(res);
-      res.writeHead(status).end();
+      const reply = (code: number) => {
+        request.answeredAt = Date.now();
+        res.writeHead(code).end();
+      };
+      if (typeof status === "number") return reply(status);
+      hanging.push(res);
+      setTimeout(() => !res.destroyed && reply(status.status), status.afterMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

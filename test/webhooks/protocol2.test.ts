@@ -149,3 +149,43 @@ describe("protocol service-relay/2", () => {
     for (const r of got) contract.checkWebhook("event", r.body);
   });
 });
+
+// "The session, in order" (docs/protocol-2.md): the live lane carries a session's start and its
+// tasks, so a task never overtakes its session's start, and the session's end waits for its
+// tasks; and none of them waits behind the agent's ordinary events.
+describe("protocol service-relay/2: the session, in order", () => {
+  it("sends nothing of a session before the message ahead of it is answered, even from a slow receiver", async () => {
+    // A slow receiver: each session message takes 600 ms to answer. While one is unanswered,
+    // the next must not be sent (before, call.task.open went out during call.session.start).
+    receiver.answerWith(() => ({ status: 202, afterMs: 600 }));
+    const { phone } = await session([]);
+    await receiver.waitFor(1);
+    await phone.say("Are you open today?");
+    phone.send({ type: "hangup" });
+    const all = await receiver.waitFor(3, () => true, 15_000);
+    expect(all.map(typeOf)).toEqual(["call.session.start", "call.task.open", "call.session.end"]);
+    for (let i = 1; i < all.length; i++) {
+      expect(all[i - 1]!.answeredAt, `${typeOf(all[i - 1]!)} answered`).toBeDefined();
+      expect(all[i]!.at, `${typeOf(all[i]!)} sent after ${typeOf(all[i - 1]!)} was answered`).toBeGreaterThanOrEqual(all[i - 1]!.answeredAt!);
+    }
+  });
+
+  it("does not hold a session's start or tasks behind the agent's ordinary events", async () => {
+    // The receiver hangs on the agent's texts (to the 10 s webhook timeout); the call that comes
+    // meanwhile is a live session and must reach the runtime at once.
+    receiver.answerWith((_n, r) => (typeOf(r) === "sms.received" ? "hang" : 202));
+    const { agentId, phoneNumber } = await agentWithNumber(api);
+    expect((await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url, protocol: "service-relay/2", capabilities: [] })).status).toBe(201);
+    await api.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550171", text: "one" });
+    await api.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550171", text: "two" });
+    await receiver.waitFor(1, (r) => typeOf(r) === "sms.received");
+    const started = Date.now();
+    const call = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" });
+    const phone = await Softphone.connect(service.baseUrl, call.body.call_id, account.apiKey);
+    await phone.say("Is anyone there?");
+    const session = await receiver.waitFor(2, (r) => typeOf(r) !== "sms.received", 5_000);
+    expect(session.map(typeOf)).toEqual(["call.session.start", "call.task.open"]);
+    expect(session[1]!.at - started).toBeLessThan(2_000);
+    phone.close();
+  });
+});

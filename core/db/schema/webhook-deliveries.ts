@@ -25,9 +25,9 @@ export const webhookDeliveries = pgTable(
     messageId: text("message_id").notNull(),
     messageType: text("message_type").notNull(),
     body: json("body").$type<Record<string, unknown>>().notNull(),
-    /** A live-turn message: a few fast retries, then the turn is given up. */
+    /** Claimed in the live lane: a live turn's message, or a session start's first attempt (deliveries.ts). */
     live: boolean("live").notNull().default(false),
-    /** The turn a live message opens or amends, given up with it. */
+    /** The turn a live message opens or amends, given up with it; its retries are the fast live ones. */
     turnId: text("turn_id"),
     status: text("status").$type<DeliveryStatus>().notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
