@@ -1,4 +1,4 @@
-import { ConfigError, maskUrlPassword } from "../core/config.js";
+import { ConfigError, maskUrlPassword, SECRET_SETTINGS } from "../core/config.js";
 
 type Env = Record<string, string | undefined>;
 type Failure = Error & { code?: string; syscall?: string; address?: string; port?: number; errors?: unknown[] };
@@ -88,7 +88,8 @@ function redact(text: string, env: Env): string {
     const value = env[name];
     if (value) out = out.split(value).join(maskUrlPassword(value));
   }
-  for (const name of ["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY", "AGENTLINE_API_KEY"]) {
+  // The CLI's key is a secret too, though the service itself never reads it.
+  for (const name of [...SECRET_SETTINGS, "AGENTLINE_API_KEY"]) {
     const value = env[name];
     if (value && value.length >= 4) out = out.split(value).join(`<${name}>`);
   }

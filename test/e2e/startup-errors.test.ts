@@ -67,4 +67,16 @@ describe("a service that cannot start says why in one line", () => {
     const line = await refusal({ SECRET_KEY: "tooshort-but-private" });
     expect(line).toBe("agentline: Invalid configuration: SECRET_KEY (value not shown, 20 characters): must be at least 32 characters");
   });
+
+  it("names a DATABASE_URL that does not parse, without printing its password", async () => {
+    const line = await refusal({ DATABASE_URL: "postgres://postgres:hunter2secret@127.0.0.1:99999/agentline" });
+    expect(line).toBe(
+      'agentline: Invalid configuration: DATABASE_URL="postgres://postgres:***@127.0.0.1:99999/agentline": is not a valid URL: check the host and port, and percent-encode special characters in the user name and password',
+    );
+  });
+
+  it("names a bad Twilio auth token without printing it", async () => {
+    const line = await refusal({ CARRIER: "twilio", TWILIO_AUTH_TOKEN: "not-the-token-format" });
+    expect(line).toBe("agentline: Invalid configuration: TWILIO_AUTH_TOKEN (value not shown, 20 characters): expected 32 hexadecimal digits (the account's auth token)");
+  });
 });
