@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { projectRoot } from "../support/process.js";
 
@@ -60,6 +62,22 @@ describe("a service that cannot start says why in one line", () => {
       expect(line).toBe(`agentline: port ${port} on 127.0.0.1 is already in use (PORT): stop the process using it, or choose another PORT (0 picks a free one)`);
     } finally {
       holder.close();
+    }
+  });
+
+  it("names a DATA_DIR the embedded database cannot use", async () => {
+    // A file where the directory should be (not a permission problem: the suite may run as root).
+    const file = join(mkdtempSync(join(tmpdir(), "agentline-datadir-")), "not-a-directory");
+    writeFileSync(file, "");
+    try {
+      const line = await refusal({ DATA_DIR: file });
+      expect(line).toBe(`agentline: cannot use ${file} for the embedded database (DATA_DIR): a file is in the way of that directory; choose another DATA_DIR, or set DATABASE_URL`);
+      const below = await refusal({ DATA_DIR: join(file, "data") });
+      expect(below).toBe(
+        `agentline: cannot use ${join(file, "data")} for the embedded database (DATA_DIR): a part of that path is a file, not a directory; choose another DATA_DIR, or set DATABASE_URL`,
+      );
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
     }
   });
 
