@@ -1,7 +1,8 @@
-import { ConfigError, maskUrlPassword } from "../core/config.js";
+import { resolve, sep } from "node:path";
+import { ConfigError, maskUrlPassword, SECRET_SETTINGS } from "../core/config.js";
 
 type Env = Record<string, string | undefined>;
-type Failure = Error & { code?: string; syscall?: string; address?: string; port?: number; errors?: unknown[] };
+type Failure = Error & { code?: string; syscall?: string; path?: string; address?: string; port?: number; errors?: unknown[] };
 
 const UNREACHABLE: Record<string, string> = {
   ECONNREFUSED: "connection refused: is PostgreSQL running there?",
@@ -50,6 +51,32 @@ function databaseProblem(error: Failure, env: Env): string | undefined {
   }
 }
 
+const DATA_DIR_FAILURES: Record<string, string> = {
+  EEXIST: "a file is in the way of that directory",
+  ENOTDIR: "a part of that path is a file, not a directory",
+  EACCES: "no permission to create or write it",
+  EPERM: "no permission to create or write it",
+  EROFS: "it is on a read-only file system",
+  ENOSPC: "the disk is full",
+};
+
+/**
+ * The embedded database's directory could not be made or written: named as DATA_DIR, since the
+ * file system's own message ("EEXIST: file already exists, mkdir ...") names no setting.
+ */
+function dataDirProblem(error: Failure, env: Env): string | undefined {
+  if (env.DATABASE_URL || !error.path) return undefined;
+  const setting = env.DATA_DIR || "./.data";
+  if (setting === "memory://") return undefined;
+  const dir = resolve(setting);
+  const failed = resolve(error.path);
+  const related = failed === dir || dir.startsWith(failed + sep) || failed.startsWith(dir + sep);
+  const why = DATA_DIR_FAILURES[codeOf(error) ?? ""];
+  if (!related || !why) return undefined;
+  const at = failed === dir ? "" : ` (${failed})`;
+  return `cannot use ${dir} for the embedded database (DATA_DIR): ${why}${at}; choose another DATA_DIR, or set DATABASE_URL`;
+}
+
 function listenProblem(error: Failure, env: Env): string | undefined {
   const port = error.port ?? env.PORT ?? "8080";
   const host = error.address ?? env.HOST ?? "127.0.0.1";
@@ -67,7 +94,7 @@ function listenProblem(error: Failure, env: Env): string | undefined {
 
 /**
  * Why the service could not start, in one line naming the cause and the setting behind it: a bad
- * configuration, an unreachable or missing database, a port in use. No stack trace (set
+ * configuration, an unreachable or missing database, an unusable DATA_DIR, a port in use. No stack trace (set
  * LOG_LEVEL=debug for one), and never a secret: passwords in URLs are masked, and the settings
  * that are secrets are named without their values.
  */
@@ -76,6 +103,7 @@ export function describeStartupError(error: unknown, env: Env): string {
   const failure = (error instanceof Error ? error : new Error(String(error))) as Failure;
   const line =
     databaseProblem(failure, env) ??
+    dataDirProblem(failure, env) ??
     listenProblem(failure, env) ??
     `${failure.name === "Error" ? "" : `${failure.name}: `}${failure.message.split("\n")[0]}`;
   return redact(line, env);
@@ -88,7 +116,8 @@ function redact(text: string, env: Env): string {
     const value = env[name];
     if (value) out = out.split(value).join(maskUrlPassword(value));
   }
-  for (const name of ["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY", "AGENTLINE_API_KEY"]) {
+  // The CLI's key is a secret too, though the service itself never reads it.
+  for (const name of [...SECRET_SETTINGS, "AGENTLINE_API_KEY"]) {
     const value = env[name];
     if (value && value.length >= 4) out = out.split(value).join(`<${name}>`);
   }

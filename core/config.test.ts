@@ -82,7 +82,7 @@ describe("loadConfig", () => {
     ["TWILIO_API_URL", "ftp://twilio"],
     ["TWILIO_TIMEOUT_MS", "10"],
   ])("stops with one line naming a malformed %s", (name, value) => {
-    expect(() => loadConfig({ ...twilio, [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name}=`));
+    expect(() => loadConfig({ ...twilio, [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name}(=| \\(value not shown)`));
   });
 
   it("treats empty strings as unset", () => {
@@ -157,5 +157,23 @@ describe("loadConfig", () => {
     expect(failure({ SECRET_KEY: "short-private" })).toBe("Invalid configuration: SECRET_KEY (value not shown, 13 characters): must be at least 32 characters");
     expect(failure({ X402_RELAYER_PRIVATE_KEY: "0xdeadbeef" })).not.toContain("deadbeef");
     expect(failure({ SMTP_URL: "mail://user:hunter2@mail.example.com" })).toBe('Invalid configuration: SMTP_URL="mail://user:***@mail.example.com": expected an smtp:// or smtps:// URL');
+    // Every credential the service reads, not only its own keys.
+    const refused = { TWILIO_AUTH_TOKEN: "private-value!", TWILIO_API_KEY_SECRET: "private-value!", METRICS_TOKEN: "private-value!", AGENTID_CLIENT_SECRET: "private-value!".repeat(74) };
+    for (const [name, value] of Object.entries(refused)) {
+      const message = failure({ [name]: value });
+      expect(message, name).toMatch(new RegExp(`^Invalid configuration: ${name} \\(value not shown, ${value.length} characters\\): `));
+      expect(message, name).not.toContain("private-value");
+    }
+  });
+
+  it("names a URL that will not parse, instead of leaving a bare 'Invalid URL' to the driver", () => {
+    const unparsable = "is not a valid URL: check the host and port, and percent-encode special characters in the user name and password";
+    expect(() => loadConfig({ DATABASE_URL: "postgres://u:hunter2@db.example.com:99999/app" })).toThrow(
+      `Invalid configuration: DATABASE_URL="postgres://u:***@db.example.com:99999/app": ${unparsable}`,
+    );
+    expect(() => loadConfig({ SMTP_URL: "smtp://mail example.com" })).toThrow(`Invalid configuration: SMTP_URL="smtp://mail example.com": ${unparsable}`);
+    // postgres.js's host lists and encoded passwords still pass.
+    expect(loadConfig({ DATABASE_URL: "postgres://u:p%40ss@db1:5432,db2:5433/app" }).databaseUrl).toBe("postgres://u:p%40ss@db1:5432,db2:5433/app");
+    expect(loadConfig({ SMTP_URL: "smtps://u:p%23w@mail.example.com:465" }).smtpUrl).toBe("smtps://u:p%23w@mail.example.com:465");
   });
 });

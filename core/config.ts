@@ -49,6 +49,25 @@ const issuerUrl = z
   }, "must be https:// (http:// is accepted only on loopback)")
   .refine((v) => !new URL(v).search && !new URL(v).hash, "an issuer has no query or fragment");
 
+/**
+ * Whether postgres.js can read a connection URL: it takes the first of a comma-separated host list
+ * and hands the rest to WHATWG's URL parser, which throws a bare "Invalid URL" (naming no setting)
+ * on a port out of range or an unencoded character in the password.
+ */
+function parsesAsPostgresUrl(value: string): boolean {
+  const authority = value.slice(value.indexOf("://") + 3).split(/[?/]/)[0]!;
+  let hosts: string;
+  try {
+    hosts = decodeURIComponent(authority.slice(authority.indexOf("@") + 1));
+  } catch {
+    return false;
+  }
+  return URL.canParse(value.replace(hosts, hosts.split(",")[0]!));
+}
+
+/** The advice for a URL that does not parse: the usual causes, none of which echo the value. */
+const UNPARSABLE_URL = "is not a valid URL: check the host and port, and percent-encode special characters in the user name and password";
+
 const perMinute = usd.refine((v) => usdToMicros(v) % 60 === 0, "must come to whole micro-dollars per second (a multiple of 0.00006)");
 
 /** Every environment variable the service reads (DESIGN §10). Empty strings count as unset. */
@@ -59,9 +78,14 @@ const EnvSchema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "expected a postgres:// or postgresql:// URL")
+    .refine(parsesAsPostgresUrl, UNPARSABLE_URL)
     .optional(),
   DATA_DIR: z.string().min(1).default("./.data"),
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, "expected an smtp:// or smtps:// URL").optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, "expected an smtp:// or smtps:// URL")
+    .refine((v) => URL.canParse(v), UNPARSABLE_URL)
+    .optional(),
   MAIL_FROM: z.string().min(3).default("agentline <no-reply@agentline.localhost>"),
   CARRIER: z.enum(["sandbox", "twilio"], { error: "expected sandbox or twilio" }).default("sandbox"),
   // The Twilio carrier (DESIGN §6a). The auth token is needed even with an API key: it is what
@@ -221,8 +245,18 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-/** Settings whose values are secrets: an error about one names it, never its value. */
-const SECRET_SETTINGS = new Set(["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY", "METRICS_TOKEN"]);
+/**
+ * Settings whose values are secrets: an error about one names it, never its value (and startup
+ * errors remove their values from any other message).
+ */
+export const SECRET_SETTINGS: ReadonlySet<string> = new Set([
+  "SECRET_KEY",
+  "X402_RELAYER_PRIVATE_KEY",
+  "METRICS_TOKEN",
+  "TWILIO_AUTH_TOKEN",
+  "TWILIO_API_KEY_SECRET",
+  "AGENTID_CLIENT_SECRET",
+]);
 
 /** A URL with its password replaced, for messages and logs. */
 export function maskUrlPassword(value: string): string {

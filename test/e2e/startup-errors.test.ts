@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { projectRoot } from "../support/process.js";
 
@@ -63,8 +65,36 @@ describe("a service that cannot start says why in one line", () => {
     }
   });
 
+  it("names a DATA_DIR the embedded database cannot use", async () => {
+    // A file where the directory should be (not a permission problem: the suite may run as root).
+    const file = join(mkdtempSync(join(tmpdir(), "agentline-datadir-")), "not-a-directory");
+    writeFileSync(file, "");
+    try {
+      const line = await refusal({ DATA_DIR: file });
+      expect(line).toBe(`agentline: cannot use ${file} for the embedded database (DATA_DIR): a file is in the way of that directory; choose another DATA_DIR, or set DATABASE_URL`);
+      const below = await refusal({ DATA_DIR: join(file, "data") });
+      expect(below).toBe(
+        `agentline: cannot use ${join(file, "data")} for the embedded database (DATA_DIR): a part of that path is a file, not a directory; choose another DATA_DIR, or set DATABASE_URL`,
+      );
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
+  });
+
   it("names a bad secret without printing it", async () => {
     const line = await refusal({ SECRET_KEY: "tooshort-but-private" });
     expect(line).toBe("agentline: Invalid configuration: SECRET_KEY (value not shown, 20 characters): must be at least 32 characters");
+  });
+
+  it("names a DATABASE_URL that does not parse, without printing its password", async () => {
+    const line = await refusal({ DATABASE_URL: "postgres://postgres:hunter2secret@127.0.0.1:99999/agentline" });
+    expect(line).toBe(
+      'agentline: Invalid configuration: DATABASE_URL="postgres://postgres:***@127.0.0.1:99999/agentline": is not a valid URL: check the host and port, and percent-encode special characters in the user name and password',
+    );
+  });
+
+  it("names a bad Twilio auth token without printing it", async () => {
+    const line = await refusal({ CARRIER: "twilio", TWILIO_AUTH_TOKEN: "not-the-token-format" });
+    expect(line).toBe("agentline: Invalid configuration: TWILIO_AUTH_TOKEN (value not shown, 20 characters): expected 32 hexadecimal digits (the account's auth token)");
   });
 });
