@@ -107,6 +107,30 @@ describe("/health", () => {
   });
 });
 
+describe("/ and /docs", () => {
+  it("/ links a client to the reference, /openapi.json and /.well-known/service.json, and sends a browser to /docs", async () => {
+    const root = await fetch(`${service.baseUrl}/`, { headers: { accept: "application/json" } });
+    expect(root.status).toBe(200);
+    const links = (await root.json()) as Record<string, string>;
+    expect(links).toMatchObject({ docs: `${service.baseUrl}/docs`, openapi: `${service.baseUrl}/openapi.json`, service: `${service.baseUrl}/.well-known/service.json` });
+    for (const url of [links.docs!, links.openapi!, links.service!]) expect((await fetch(url)).status, url).toBe(200);
+    const browser = await fetch(`${service.baseUrl}/`, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" }, redirect: "manual" });
+    expect(browser.status).toBe(302);
+    expect(browser.headers.get("location")).toBe("/docs");
+  });
+
+  it("/docs loads its script from this service and names no other host (it works with no internet)", async () => {
+    const page = await (await fetch(`${service.baseUrl}/docs`)).text();
+    expect([...page.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1])).toEqual(["/docs/scalar.js"]);
+    // No CDN, no web fonts, no stylesheet from elsewhere: not a single absolute URL in the page.
+    expect(page.match(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/gi) ?? []).toEqual([]);
+    const script = await fetch(`${service.baseUrl}/docs/scalar.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toMatch(/javascript/);
+    expect((await script.text()).length).toBeGreaterThan(1_000_000);
+  });
+});
+
 describe("/.well-known/service.json", () => {
   it("names the service and links to its documents and sign-in methods", async () => {
     const { body } = await api.get("/.well-known/service.json");
