@@ -222,7 +222,7 @@ export class ConfigError extends Error {
 }
 
 /** Settings whose values are secrets: an error about one names it, never its value. */
-const SECRET_SETTINGS = new Set(["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY", "METRICS_TOKEN"]);
+const SECRET_SETTINGS = new Set(["SECRET_KEY", "X402_RELAYER_PRIVATE_KEY", "METRICS_TOKEN", "TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SECRET"]);
 
 /** A URL with its password replaced, for messages and logs. */
 export function maskUrlPassword(value: string): string {
