@@ -5,8 +5,12 @@ import { TwilioOpenApi, type MatchedOperation } from "./openapi.js";
 import { accountResource, availableResource, callResource, numberResource, page, twilioError, type StandInCallRecord, type StandInNumber } from "./resources.js";
 import { twilioSid } from "./signing.js";
 
-/** What the stand-in does to the next requests of one operation instead of serving them. */
-export type Fault = "hang" | { status: number; code: number; message: string };
+/**
+ * What the stand-in does to the next requests of one operation instead of answering them:
+ * `hang` never answers (nothing done), `lost-answer` does the work and then never answers (Twilio
+ * bought the number or placed the call, but its answer was lost), or an error answer.
+ */
+export type Fault = "hang" | "lost-answer" | { status: number; code: number; message: string };
 
 /** A REST request the stand-in received, validated against Twilio's document. */
 export interface LoggedRequest {
@@ -108,8 +112,12 @@ export class TwilioRest {
       this.hanging.add(res);
       return;
     }
-    if (fault) return send(fault.status, twilioError(fault.status, fault.code, fault.message));
+    if (fault && fault !== "lost-answer") return send(fault.status, twilioError(fault.status, fault.code, fault.message));
     const [status, body] = this.handle(checked, query, form);
+    if (fault === "lost-answer") {
+      this.hanging.add(res);
+      return;
+    }
     try {
       if (status < 300) this.api.checkResponse(checked, req.method!, status, body);
     } catch (error) {
