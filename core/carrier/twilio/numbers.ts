@@ -1,6 +1,6 @@
 import type { Logger } from "../../logger.js";
-import { CarrierRefusal, CarrierUnavailable, type NumberRequest } from "../carrier.js";
-import { isNotFoundAtTwilio, twilioRequest, type TwilioClient } from "./rest.js";
+import { CarrierRefusal, type NumberRequest } from "../carrier.js";
+import { isNotFoundAtTwilio, mayHaveGoneThrough, twilioRequest, type TwilioClient } from "./rest.js";
 
 /** The webhooks a number of the service points at, as IncomingPhoneNumbers takes them. */
 export interface NumberWebhooks {
@@ -50,7 +50,7 @@ export async function buyTwilioNumber(client: TwilioClient, request: NumberReque
       return { phoneNumber: bought.phoneNumber, carrierRef: bought.sid };
     } catch (error) {
       if (error instanceof CarrierRefusal && error.reason === "number_unavailable") continue;
-      if (error instanceof CarrierUnavailable) await handBackUnanswered(client, phoneNumber, logger);
+      if (mayHaveGoneThrough(error)) await handBackUnanswered(client, phoneNumber, logger);
       throw error;
     }
   }
