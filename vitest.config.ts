@@ -25,6 +25,8 @@ export default defineConfig({
     // The fault suite has its own config and script (npm run test:faults).
     exclude: [...configDefaults.exclude, "test/faults/**", ...(process.env.TEST_DATABASE_URL ? EMBEDDED_ONLY : [])],
     globalSetup: ["test/support/global-setup.ts"],
+    // Fails the very test that sent the Twilio stand-in a request Twilio's OpenAPI does not allow.
+    setupFiles: ["test/support/twilio/fail-fast.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 120_000,

@@ -77,12 +77,27 @@ describe("loadConfig", () => {
 
   it.each([
     ["TWILIO_ACCOUNT_SID", "SK" + "a".repeat(32)],
-    ["TWILIO_AUTH_TOKEN", "token"],
     ["TWILIO_API_KEY_SID", "AC" + "a".repeat(32)],
     ["TWILIO_API_URL", "ftp://twilio"],
     ["TWILIO_TIMEOUT_MS", "10"],
   ])("stops with one line naming a malformed %s", (name, value) => {
     expect(() => loadConfig({ ...twilio, [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name}(=| \\(value not shown)`));
+  });
+
+  // A near-miss secret (one character short, a stray quote) is still the secret: never echoed.
+  it.each([
+    ["TWILIO_AUTH_TOKEN", { TWILIO_AUTH_TOKEN: "f".repeat(31) + "!" }],
+    ["TWILIO_API_KEY_SECRET", { TWILIO_API_KEY_SID: "SK" + "c".repeat(32), TWILIO_API_KEY_SECRET: "Zq9".repeat(10) + "-" }],
+  ])("names a malformed %s without printing its value", (name, change) => {
+    const value = Object.values(change).at(-1)!;
+    let message = "";
+    try {
+      loadConfig({ ...twilio, ...change });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(new RegExp(`^Invalid configuration: ${name} \\(value not shown, ${value.length} characters\\): expected`));
+    expect(message).not.toContain(value);
   });
 
   it("treats empty strings as unset", () => {

@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { loadAgent } from "../agents/agents.js";
-import { charge } from "../billing/ledger.js";
+import { balanceOf, charge, insufficientBalance } from "../billing/ledger.js";
 import { addMonths } from "../billing/months.js";
 import { carrierFailure } from "../carrier/carrier-errors.js";
 import type { Core } from "../context.js";
@@ -55,6 +55,12 @@ async function isTaken(db: Executor, phoneNumber: string): Promise<boolean> {
 export async function buyNumber(core: Core, accountId: string, input: BuyNumberBody, options: { autoRenew?: boolean; leaseDays?: number } = {}): Promise<PhoneNumberRecord> {
   await loadAgent(core.db, accountId, input.agent_id);
   const fee = core.config.rates.numberMonthly[input.number_type];
+  const what = `A ${input.number_type} number's first month`;
+  // Refused before the carrier is asked: a real carrier bills the operator for a number the
+  // moment it is bought, so buying one only to hand it back unpaid would cost money. (The charge
+  // below still decides: a concurrent spend can take the balance meanwhile.)
+  const available = await balanceOf(core.db, accountId);
+  if (available < fee) throw insufficientBalance(what, fee, available);
   // Two concurrent purchases can be offered the same free sandbox number; the unique index
   // lets one have it and the other asks the carrier again.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -89,7 +95,7 @@ export async function buyNumber(core: Core, accountId: string, input: BuyNumberB
           tx,
           { accountId, category: "number", item: "number.purchase", numberId: inserted.numberId, quantity: 1, description: `${inserted.phoneNumber}: first month`, at: now },
           fee,
-          `A ${input.number_type} number's first month`,
+          what,
         );
         return inserted;
       })

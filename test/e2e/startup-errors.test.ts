@@ -81,6 +81,16 @@ describe("a service that cannot start says why in one line", () => {
     }
   });
 
+  it("names a missing Twilio setting, and a malformed auth token without printing it (CARRIER=twilio)", async () => {
+    const twilio = { CARRIER: "twilio", TWILIO_ACCOUNT_SID: "AC" + "a".repeat(32), BASE_URL: "https://line.example.com", DATA_DIR: "memory://" };
+    expect(await refusal(twilio)).toBe(
+      "agentline: Invalid configuration: TWILIO_AUTH_TOKEN is required with CARRIER=twilio (it checks Twilio's signatures, even with an API key)",
+    );
+    const token = "0123456789abcdef0123456789abcdeZ";
+    const line = await refusal({ ...twilio, TWILIO_AUTH_TOKEN: token });
+    expect(line).toBe("agentline: Invalid configuration: TWILIO_AUTH_TOKEN (value not shown, 32 characters): expected 32 hexadecimal digits (the account's auth token)");
+  });
+
   it("names a bad secret without printing it", async () => {
     const line = await refusal({ SECRET_KEY: "tooshort-but-private" });
     expect(line).toBe("agentline: Invalid configuration: SECRET_KEY (value not shown, 20 characters): must be at least 32 characters");

@@ -59,6 +59,38 @@ describe("Twilio unavailable: 502 carrier_unavailable, nothing charged, nothing 
     await api.post(`/v1/calls/${retried.body.call_id}/hangup`);
   });
 
+  it("buying a number whose purchase went through at Twilio but whose answer was lost deletes it there again", async () => {
+    const agentId = (await api.post("/v1/agents", { name: "Lost answer" })).body.agent_id;
+    const before = await balance();
+    env.twilio.fail("CreateIncomingPhoneNumber", "lost-answer");
+    const bought = await api.post("/v1/numbers", { agent_id: agentId });
+    expect(bought.status).toBe(502);
+    expect(bought.body.code).toBe("carrier_unavailable");
+    const tried = String(env.twilio.requestsOf("CreateIncomingPhoneNumber").at(-1)!.form.PhoneNumber);
+    expect([...env.twilio.numbers.values()].map((n) => n.phoneNumber)).not.toContain(tried);
+    expect(env.twilio.requestsOf("DeleteIncomingPhoneNumber").length).toBeGreaterThan(0);
+    expect(await balance()).toBe(before);
+    expect((await api.get("/v1/numbers", { query: { agent_id: agentId } })).body.data).toEqual([]);
+  });
+
+  it("placing a call that Twilio placed although its answer was lost ends it at Twilio at its first report", async () => {
+    const { agentId } = await agentWithTwilioNumber(api);
+    const before = await balance();
+    env.twilio.fail("CreateCall", "lost-answer");
+    const placed = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550152" });
+    expect(placed.status).toBe(502);
+    expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data).toEqual([]);
+    const orphan = env.twilio.lastCall();
+    expect(orphan.status).toBe("queued");
+    expect((await env.twilio.statusCallback(orphan, "initiated")).status).toBe(204);
+    await env.twilio.settled();
+    expect(env.twilio.requestsOf("UpdateCall").at(-1)).toMatchObject({ params: { Sid: orphan.sid }, form: { Status: "canceled" } });
+    expect(env.twilio.calls.get(orphan.sid)!.status).toBe("canceled");
+    expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data).toEqual([]);
+    expect((await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data).toEqual([]);
+    expect(await balance()).toBe(before);
+  });
+
   it("releasing a number while Twilio fails keeps it active", async () => {
     const { numberId } = await agentWithTwilioNumber(api);
     env.twilio.fail("DeleteIncomingPhoneNumber", serverError);
@@ -70,6 +102,16 @@ describe("Twilio unavailable: 502 carrier_unavailable, nothing charged, nothing 
 });
 
 describe("Twilio refusing a request the client can act on", () => {
+  it("refuses a purchase the balance cannot pay with 402 before asking Twilio, so the operator is not billed for it", async () => {
+    const poor = new Api(env.service.baseUrl, (await createAccount(env.service.core, undefined, { creditMicros: 100_000 })).apiKey);
+    const agentId = (await poor.post("/v1/agents", { name: "Short of money" })).body.agent_id;
+    const asked = env.twilio.requests.length;
+    const bought = await poor.post("/v1/numbers", { agent_id: agentId });
+    expect(bought.status).toBe(402);
+    expect(bought.body).toMatchObject({ code: "insufficient_balance", required: "1.150000", balance: "0.100000" });
+    expect(env.twilio.requests.length).toBe(asked);
+  });
+
   it("answers 422 naming to_number for a destination Twilio cannot call (21211)", async () => {
     const { agentId } = await agentWithTwilioNumber(api);
     const placed = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550999" });

@@ -53,6 +53,9 @@ describe("the stand-in", () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 20001, status: 400, more_info: "https://www.twilio.com/docs/errors/20001" });
     expect(() => standIn.expectValid()).toThrow(/do not match its OpenAPI/);
+    // Handed once to the hook that fails the test that sent it (test/support/twilio/fail-fast.ts).
+    expect(standIn.takeNewViolations()).toEqual([expect.stringMatching(/^POST \/2010-04-01\/Accounts\/AC\w+\/Calls\.json: .*\(To\)/)]);
+    expect(standIn.takeNewViolations()).toEqual([]);
     standIn.violations.length = 0;
   });
 

@@ -1,5 +1,6 @@
+import type { Logger } from "../../logger.js";
 import { CarrierRefusal, type NumberRequest } from "../carrier.js";
-import { isNotFoundAtTwilio, twilioRequest, type TwilioClient } from "./rest.js";
+import { isNotFoundAtTwilio, mayHaveGoneThrough, twilioRequest, type TwilioClient } from "./rest.js";
 
 /** The webhooks a number of the service points at, as IncomingPhoneNumbers takes them. */
 export interface NumberWebhooks {
@@ -41,7 +42,7 @@ async function search(client: TwilioClient, request: NumberRequest): Promise<str
  * Buys a number matching the request with its webhooks pointing at the service. A candidate
  * someone else bought meanwhile (or that the service held before) is skipped for the next one.
  */
-export async function buyTwilioNumber(client: TwilioClient, request: NumberRequest, urls: NumberWebhooks, isTaken: (n: string) => Promise<boolean>) {
+export async function buyTwilioNumber(client: TwilioClient, request: NumberRequest, urls: NumberWebhooks, isTaken: (n: string) => Promise<boolean>, logger: Logger) {
   for (const phoneNumber of await search(client, request)) {
     if (await isTaken(phoneNumber)) continue;
     try {
@@ -49,11 +50,28 @@ export async function buyTwilioNumber(client: TwilioClient, request: NumberReque
       return { phoneNumber: bought.phoneNumber, carrierRef: bought.sid };
     } catch (error) {
       if (error instanceof CarrierRefusal && error.reason === "number_unavailable") continue;
+      if (mayHaveGoneThrough(error)) await handBackUnanswered(client, phoneNumber, logger);
       throw error;
     }
   }
   const where = request.areaCode ? ` in area code ${request.areaCode}` : "";
   throw new CarrierRefusal("no_numbers_available", `Twilio has no ${request.numberType} number${where} in ${request.country} available now; try another area code`);
+}
+
+/**
+ * A purchase that timed out or failed may still have gone through at Twilio (its answer was
+ * lost), and Twilio bills the month at once: if the number is in the account now, it is deleted
+ * again, so the client's 502 means nothing was bought. If Twilio cannot even be asked, the
+ * operator is told which number to check by hand.
+ */
+async function handBackUnanswered(client: TwilioClient, phoneNumber: string, logger: Logger): Promise<void> {
+  try {
+    const held = await twilioRequest("the number lookup", () => client.incomingPhoneNumbers.list({ phoneNumber, limit: 1 }));
+    for (const number of held) await releaseTwilioNumber(client, number.sid);
+    if (held.length > 0) logger.warn({ phone_number: phoneNumber, number_sid: held[0]!.sid }, "a Twilio purchase whose answer was lost had gone through; the number was deleted again");
+  } catch (error) {
+    logger.error({ err: error, phone_number: phoneNumber }, "a Twilio purchase failed without an answer and the account could not be checked; if the number is in the Twilio account, release it there");
+  }
 }
 
 /** Takes over a number already in the Twilio account: points its webhooks at the service. */

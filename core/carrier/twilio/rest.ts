@@ -92,3 +92,14 @@ export function isNotFoundAtTwilio(error: unknown): boolean {
   const cause = error instanceof Error ? error.cause : undefined;
   return isRestException(cause) && cause.status === 404;
 }
+
+/**
+ * True when a failed request may still have been carried out at Twilio: no answer came (a
+ * timeout, a dropped connection) or Twilio failed on its side (5xx). A 4xx answer means Twilio
+ * did nothing.
+ */
+export function mayHaveGoneThrough(error: unknown): boolean {
+  if (!(error instanceof CarrierUnavailable)) return false;
+  const cause = error.cause;
+  return !isRestException(cause) || cause.status >= 500;
+}

@@ -41,7 +41,7 @@ export class TwilioCarrier implements Carrier {
     const signals = () => this.reporting;
     this.relays = new RelaySessions({ authToken: options.config.authToken, baseUrl: options.baseUrl, db: options.db, bus: options.bus, logger: options.logger, signals });
     this.endpoints = {
-      webhooks: twilioWebhooks({ config: options.config, baseUrl: options.baseUrl, db: options.db, logger: options.logger, signals }),
+      webhooks: twilioWebhooks({ config: options.config, client: this.client, baseUrl: options.baseUrl, db: options.db, logger: options.logger, signals }),
       sockets: [this.relays.endpoint()],
     };
   }
@@ -60,7 +60,7 @@ export class TwilioCarrier implements Carrier {
   }
 
   buyNumber(request: NumberRequest, isTaken: (phoneNumber: string) => Promise<boolean>) {
-    return buyTwilioNumber(this.client, request, this.numberWebhooks, isTaken);
+    return buyTwilioNumber(this.client, request, this.numberWebhooks, isTaken, this.logger);
   }
 
   attachNumber(phoneNumber: string) {

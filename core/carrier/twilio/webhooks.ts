@@ -6,6 +6,7 @@ import { calls } from "../../db/schema/calls.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { CarrierHttpRequest, CarrierHttpResponse, CarrierSignals, CarrierWebhook, Refusal } from "../carrier.js";
+import { twilioRequest, type TwilioClient } from "./rest.js";
 import { requireTwilioSignature } from "./signature.js";
 import { mapTwilioStatus } from "./status.js";
 import { emptyMessagingTwiml, refusalTwiml, relayTwiml } from "./twiml.js";
@@ -13,6 +14,7 @@ import { TWILIO_PATHS, twilioUrls } from "./urls.js";
 
 interface Dependencies {
   config: TwilioConfig;
+  client: TwilioClient;
   baseUrl: string;
   db: Database;
   logger: Logger;
@@ -69,7 +71,8 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
     let call: CallRow | undefined;
     if (named) {
       call = await loadCallById(deps.db, named);
-      if (call && call.carrierRef !== null && call.carrierRef !== callSid) call = undefined;
+      if (!call) return endUnrecorded(named, callSid, report.status);
+      if (call.carrierRef !== null && call.carrierRef !== callSid) call = undefined;
     } else {
       [call] = await deps.db.select().from(calls).where(eq(calls.carrierRef, callSid));
     }
@@ -78,6 +81,23 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
       return NO_CONTENT;
     }
     await deps.signals().callStatus(call.callId, report.status, report.endedBy, { durationSeconds: report.durationSeconds });
+    return NO_CONTENT;
+  }
+
+  /**
+   * A call this service started but no longer has: placing it failed here (Twilio's answer timed
+   * out or was lost, so the client got a 502 and the queued call was dropped), yet Twilio did
+   * place it. It is ended at Twilio at its first report, before the far phone is answered if it
+   * can be, so nobody picks up a call that has no agent behind it.
+   */
+  async function endUnrecorded(callId: string, callSid: string, status: string) {
+    if (status === "queued" || status === "ringing" || status === "in-progress") {
+      const end = status === "in-progress" ? "completed" : "canceled";
+      deps.logger.warn({ call_id: callId, call_sid: callSid }, "Twilio placed a call whose placement failed here; ending it at Twilio");
+      await twilioRequest("the hang-up", () => deps.client.calls(callSid).update({ status: end })).catch((error: unknown) =>
+        deps.logger.error({ err: error, call_id: callId, call_sid: callSid }, "Twilio did not take the hang-up of a call the service does not have; end it in the Twilio console"),
+      );
+    }
     return NO_CONTENT;
   }
 

@@ -1,12 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parse as parseQuery } from "node:querystring";
+import { liveStandIns } from "./live-stand-ins.js";
 import { TwilioOpenApi, type MatchedOperation } from "./openapi.js";
 import { accountResource, availableResource, callResource, numberResource, page, twilioError, type StandInCallRecord, type StandInNumber } from "./resources.js";
 import { twilioSid } from "./signing.js";
 
-/** What the stand-in does to the next requests of one operation instead of serving them. */
-export type Fault = "hang" | { status: number; code: number; message: string };
+/**
+ * What the stand-in does to the next requests of one operation instead of answering them:
+ * `hang` never answers (nothing done), `lost-answer` does the work and then never answers (Twilio
+ * bought the number or placed the call, but its answer was lost), or an error answer.
+ */
+export type Fault = "hang" | "lost-answer" | { status: number; code: number; message: string };
 
 /** A REST request the stand-in received, validated against Twilio's document. */
 export interface LoggedRequest {
@@ -48,6 +53,7 @@ export class TwilioRest {
   private readonly faults = new Map<string, Fault[]>();
   private readonly hanging = new Set<ServerResponse>();
   private readonly sold = new Set<string>();
+  private readonly unreported: string[] = [];
 
   constructor(
     readonly accountSid: string,
@@ -59,6 +65,12 @@ export class TwilioRest {
     this.server = createServer((req, res) => void this.serve(req, res));
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    liveStandIns.add(this);
+  }
+
+  /** The violations recorded since the last call (fail-fast.ts fails the test that caused them). */
+  takeNewViolations(): string[] {
+    return this.unreported.splice(0);
   }
 
   /** The next `times` requests of an operation get the fault instead of being served. */
@@ -80,6 +92,7 @@ export class TwilioRest {
   }
 
   async close(): Promise<void> {
+    liveStandIns.delete(this);
     for (const res of this.hanging) res.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
@@ -96,7 +109,7 @@ export class TwilioRest {
     };
     const checked = this.api.check({ method: req.method ?? "GET", path: url.pathname, query, form });
     if ("problems" in checked) {
-      this.violations.push(`${req.method} ${url.pathname}: ${checked.problems.join("; ")}`);
+      this.violated(`${req.method} ${url.pathname}: ${checked.problems.join("; ")}`);
       return send(400, twilioError(400, 20001, `stand-in: the request does not match Twilio's OpenAPI: ${checked.problems.join("; ")}`));
     }
     if (!this.authorised(req.headers.authorization)) return send(401, twilioError(401, 20003, "Authenticate"));
@@ -108,15 +121,24 @@ export class TwilioRest {
       this.hanging.add(res);
       return;
     }
-    if (fault) return send(fault.status, twilioError(fault.status, fault.code, fault.message));
+    if (fault && fault !== "lost-answer") return send(fault.status, twilioError(fault.status, fault.code, fault.message));
     const [status, body] = this.handle(checked, query, form);
+    if (fault === "lost-answer") {
+      this.hanging.add(res);
+      return;
+    }
     try {
       if (status < 300) this.api.checkResponse(checked, req.method!, status, body);
     } catch (error) {
-      this.violations.push(String(error));
+      this.violated(String(error));
       return send(500, twilioError(500, 20500, "stand-in: its own answer does not match Twilio's document"));
     }
     send(status, body);
+  }
+
+  private violated(problem: string): void {
+    this.violations.push(problem);
+    this.unreported.push(problem);
   }
 
   private authorised(header: string | undefined): boolean {
