@@ -27,12 +27,28 @@ export function guardTransactions(db: Database): void {
 
 type Sql = postgres.Sql;
 
+// Statements with more parameters than this (IN lists of varying length) are not prepared: each
+// length would be a statement of its own, kept by the connection and the server.
+const MAX_PREPARED_PARAMETERS = 32;
+
+/**
+ * drizzle asks postgres.js for unnamed statements, and postgres.js sends an unnamed statement
+ * with parameters in two round trips (Parse + Describe, wait, then Bind + Execute). A prepared
+ * one costs a single round trip after its first use on a connection, and the server skips
+ * parsing and planning it: about half of a simple query's time. So statements are prepared.
+ */
+function preparing(args: Parameters<Sql["unsafe"]>): Parameters<Sql["unsafe"]> {
+  const [query, parameters, options] = args;
+  if (!parameters || parameters.length > MAX_PREPARED_PARAMETERS) return args;
+  return [query, parameters, { ...options, prepare: true }];
+}
+
 /**
  * A postgres.js client whose statements respect the current request's deadline: a statement is
  * refused once it has passed, and the statements a request has queued or running are cancelled
  * when it passes (queued ones never reach the server). Inside transactions too: the client
  * handed to a `begin` callback is guarded the same way. COMMIT is postgres.js's own and is not
- * touched (guardTransactions decides whether it is sent).
+ * touched (guardTransactions decides whether it is sent). Its statements are prepared (above).
  */
 export function guardClient<T extends Sql | postgres.TransactionSql>(sql: T): T {
   return new Proxy(sql, {
@@ -41,7 +57,7 @@ export function guardClient<T extends Sql | postgres.TransactionSql>(sql: T): T 
         return (...args: Parameters<Sql["unsafe"]>) => {
           const deadline = currentDeadline();
           deadline?.assertLive();
-          const query = target.unsafe(...args);
+          const query = target.unsafe(...preparing(args));
           deadline?.track(query);
           return query;
         };
