@@ -6,6 +6,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 // them unchanged, so it leaves them to the embedded run.
 const EMBEDDED_ONLY = [
   "core/ids.test.ts",
+  "gateway/ws/upgrades.test.ts",
   "test/bus/local-bus.test.ts",
   "test/e2e/conversation.test.ts",
   "test/e2e/npm-start.test.ts",

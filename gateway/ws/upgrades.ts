@@ -32,6 +32,10 @@ function refuse(socket: Duplex, refusal: AppError): void {
 /** Routes the server's upgrade requests to the WebSocket endpoints; anything else is a 404. */
 export function attachUpgrades(server: Server, routes: UpgradeRoute[], logger: Logger): void {
   server.on("upgrade", (req, socket, head) => {
+    // Node hands an upgrading socket over with no 'error' listener, and a route checks credentials
+    // in the database before ws takes the socket: a client that resets meanwhile would otherwise
+    // raise an uncaught exception and end the process.
+    socket.on("error", () => socket.destroy());
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     for (const route of routes) {
       const match = route.pattern.exec(path);
