@@ -13,77 +13,18 @@
  * BENCH_DATABASES=postgresql,pglite). Written to bench/results/voice-turn.json.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import postgres from "postgres";
-import { openDatabase } from "../core/db/database.js";
-import { createLogger } from "../core/logger.js";
-import { createAccount } from "../test/support/accounts.js";
 import { Api } from "../test/support/api.js";
-import { freePort, spawnService, projectRoot, type ServiceProcess } from "../test/support/process.js";
+import { projectRoot } from "../test/support/process.js";
 import { RelayClient } from "../test/support/relay-client.js";
 import { Softphone } from "../test/support/softphone.js";
+import { CALLS, DATABASES, GOALS, PACE_MS, round, setUp, summary, turnFigures, TURNS_BACK_TO_BACK, TURNS_ONE, TURNS_PACED, type Setup } from "./support.js";
 
-const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const DATABASES = (process.env.BENCH_DATABASES ?? "postgresql,pglite").split(",");
-const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 2000);
-const TURNS_ONE = Number(process.env.BENCH_TURNS_ONE ?? 30);
-const TURNS_PACED = Number(process.env.BENCH_TURNS_PACED ?? 10);
-const TURNS_BACK_TO_BACK = Number(process.env.BENCH_TURNS ?? 20);
-const CALLS = Number(process.env.BENCH_CALLS ?? 100);
 const HTTP_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
-
-const GOALS = { one_call_p50_ms: 1.5, paced_p99_ms: 5, turns_per_second: 1500, get_call_share_of_hello: 0.5 };
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-const round = (n: number) => Math.round(n * 100) / 100;
-function summary(samples: number[]) {
-  const s = [...samples].sort((a, b) => a - b);
-  return { samples: s.length, p50_ms: round(percentile(s, 50)), p99_ms: round(percentile(s, 99)), max_ms: round(s.at(-1)!) };
-}
-
-interface Setup {
-  service: ServiceProcess;
-  apiKey: string;
-  cleanup(): Promise<void>;
-}
-
-/** A database with an account in it, and the service on it in its own process. */
-async function setUp(database: string): Promise<Setup> {
-  // LOG_LEVEL=warn hides the "listening" line: the port is chosen here, readiness is /health.
-  const env = { LOG_LEVEL: "warn", TURN_TIMEOUT_MS: "60000", RELAY_WINDOW: "1000", PORT: String(await freePort()) };
-  const serve = ["node", ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), "dist/bin/agentline.js", "serve"];
-  if (database === "pglite") {
-    const dataDir = mkdtempSync(join(tmpdir(), "agentline-bench-"));
-    const handle = await openDatabase({ dataDir, logger: createLogger("silent") });
-    const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
-    await handle.close();
-    const service = await spawnService({ ...env, DATA_DIR: dataDir }, serve);
-    return { service, apiKey, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  }
-  const dbName = `agentline_bench_${process.pid}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${dbName}`);
-  const url = new URL(adminUrl);
-  url.pathname = "/" + dbName;
-  const handle = await openDatabase({ url: url.toString(), dataDir: "unused", logger: createLogger("silent") });
-  const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
-  await handle.close();
-  const service = await spawnService({ ...env, DATABASE_URL: url.toString() }, serve);
-  return {
-    service,
-    apiKey,
-    cleanup: async () => {
-      await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-      await admin.end();
-    },
-  };
-}
 
 /** `calls` live calls, each with its own agent, relay socket and softphone, taking `turns` turns, one every paceMs (0: back to back). */
 async function measureTurns({ service, apiKey }: Setup, calls: number, turns: number, paceMs: number) {
@@ -199,9 +140,7 @@ async function runOn(database: string, helloUrl: string) {
     log("relay throughput", throughput);
     return {
       figures: {
-        one_call_at_speech_pace_p50_ms: { utterance_to_relay: one.utterance_to_relay.p50_ms, push_to_speech: one.push_to_speech.p50_ms, goal: GOALS.one_call_p50_ms },
-        calls_at_speech_pace_p99_ms: { calls: CALLS, utterance_to_relay: paced.utterance_to_relay.p99_ms, push_to_speech: paced.push_to_speech.p99_ms, goal: GOALS.paced_p99_ms },
-        back_to_back_turns_per_second: { calls: CALLS, value: backToBack.turns_per_second, goal: GOALS.turns_per_second },
+        ...turnFigures(["utterance_to_relay", "push_to_speech"], { one_call: one, paced, back_to_back: backToBack }),
         get_call_vs_bare_hello: {
           get_call_requests_per_second: getCall,
           bare_hello_requests_per_second: hello,

@@ -1,0 +1,85 @@
+/**
+ * What the two voice-turn benchmarks share: the goals of issue 12, percentiles, and a service in
+ * its own process on a fresh database (PostgreSQL or PGlite) with a funded account in it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { openDatabase } from "../core/db/database.js";
+import { createLogger } from "../core/logger.js";
+import { createAccount } from "../test/support/accounts.js";
+import { freePort, spawnService, type ServiceProcess } from "../test/support/process.js";
+
+export const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+export const DATABASES = (process.env.BENCH_DATABASES ?? "postgresql,pglite").split(",");
+export const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 2000);
+export const TURNS_ONE = Number(process.env.BENCH_TURNS_ONE ?? 30);
+export const TURNS_PACED = Number(process.env.BENCH_TURNS_PACED ?? 10);
+export const TURNS_BACK_TO_BACK = Number(process.env.BENCH_TURNS ?? 20);
+export const CALLS = Number(process.env.BENCH_CALLS ?? 100);
+
+export const GOALS = { one_call_p50_ms: 1.5, paced_p99_ms: 5, turns_per_second: 1500, get_call_share_of_hello: 0.5 };
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+export const round = (n: number) => Math.round(n * 100) / 100;
+export function summary(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  return { samples: s.length, p50_ms: round(percentile(s, 50)), p99_ms: round(percentile(s, 99)), max_ms: round(s.at(-1)!) };
+}
+
+export interface Setup {
+  service: ServiceProcess;
+  apiKey: string;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A database with an account in it, and the service on it in its own process (LOG_LEVEL=warn:
+ * the port is chosen here, readiness is /health). `env(port)` adds settings that need the port.
+ */
+export async function setUp(database: string, env: (port: number) => Record<string, string> = () => ({})): Promise<Setup> {
+  const port = await freePort();
+  const settings = { LOG_LEVEL: "warn", TURN_TIMEOUT_MS: "60000", RELAY_WINDOW: "1000", PORT: String(port), ...env(port) };
+  const serve = ["node", ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), "dist/bin/agentline.js", "serve"];
+  if (database === "pglite") {
+    const dataDir = mkdtempSync(join(tmpdir(), "agentline-bench-"));
+    const handle = await openDatabase({ dataDir, logger: createLogger("silent") });
+    const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
+    await handle.close();
+    const service = await spawnService({ ...settings, DATA_DIR: dataDir }, serve);
+    return { service, apiKey, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const dbName = `agentline_bench_${process.pid}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${dbName}`);
+  const url = new URL(adminUrl);
+  url.pathname = "/" + dbName;
+  const handle = await openDatabase({ url: url.toString(), dataDir: "unused", logger: createLogger("silent") });
+  const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
+  await handle.close();
+  const service = await spawnService({ ...settings, DATABASE_URL: url.toString() }, serve);
+  return {
+    service,
+    apiKey,
+    cleanup: async () => {
+      await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** The turn figures of issue 12 from the three runs, in the table both benchmarks write. */
+export function turnFigures(
+  legs: [string, string],
+  runs: Record<"one_call" | "paced" | "back_to_back", { turns_per_second: number } & Record<string, unknown>>,
+) {
+  const leg = (run: Record<string, unknown>, name: string, field: "p50_ms" | "p99_ms") => (run[name] as ReturnType<typeof summary>)[field];
+  return {
+    one_call_at_speech_pace_p50_ms: { [legs[0]]: leg(runs.one_call, legs[0], "p50_ms"), [legs[1]]: leg(runs.one_call, legs[1], "p50_ms"), goal: GOALS.one_call_p50_ms },
+    calls_at_speech_pace_p99_ms: { calls: CALLS, [legs[0]]: leg(runs.paced, legs[0], "p99_ms"), [legs[1]]: leg(runs.paced, legs[1], "p99_ms"), goal: GOALS.paced_p99_ms },
+    back_to_back_turns_per_second: { calls: CALLS, value: runs.back_to_back.turns_per_second, goal: GOALS.turns_per_second },
+  };
+}
