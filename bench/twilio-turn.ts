@@ -17,7 +17,7 @@ import { Api } from "../test/support/api.js";
 import { projectRoot } from "../test/support/process.js";
 import { RelayClient } from "../test/support/relay-client.js";
 import { TwilioStandIn } from "../test/support/twilio/stand-in.js";
-import { CALLS, DATABASES, PACE_MS, setUp, summary, turnFigures, TURNS_BACK_TO_BACK, TURNS_ONE, TURNS_PACED } from "./support.js";
+import { CALLS, DATABASES, PACE_MS, postJson, setUp, summary, turnFigures, TURNS_BACK_TO_BACK, TURNS_ONE, TURNS_PACED } from "./support.js";
 
 type Agent = { agentId: string; relay: RelayClient; acked: number };
 
@@ -53,12 +53,8 @@ async function measureTurns(api: Api, twilio: TwilioStandIn, agents: Agent[], tu
         agent.acked += fresh.length;
         agent.relay.ack(...fresh.map((e) => e.event_id as string));
         const t1 = performance.now();
-        const res = await fetch(event!.push_context_url, {
-          method: "POST",
-          headers: { authorization: `Bearer ${event!.push_token}`, "content-type": "application/json" },
-          body: JSON.stringify({ text: `answer ${turn}` }),
-        });
-        if (res.status !== 200) throw new Error(`push answered ${res.status}: ${await res.text()}`);
+        const res = await postJson(event!.push_context_url, event!.push_token, { text: `answer ${turn}` });
+        if (res.status !== 200) throw new Error(`push answered ${res.status}: ${res.text}`);
         await leg.line(turn, 30_000);
         toToken.push(performance.now() - t1);
         if (paceMs > 0) await new Promise((r) => setTimeout(r, Math.max(0, turnStarted + paceMs - performance.now())));

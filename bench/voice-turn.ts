@@ -21,7 +21,7 @@ import { Api } from "../test/support/api.js";
 import { projectRoot } from "../test/support/process.js";
 import { RelayClient } from "../test/support/relay-client.js";
 import { Softphone } from "../test/support/softphone.js";
-import { CALLS, DATABASES, GOALS, PACE_MS, round, setUp, summary, turnFigures, TURNS_BACK_TO_BACK, TURNS_ONE, TURNS_PACED, type Setup } from "./support.js";
+import { CALLS, DATABASES, GOALS, PACE_MS, postJson, round, setUp, summary, turnFigures, TURNS_BACK_TO_BACK, TURNS_ONE, TURNS_PACED, type Setup } from "./support.js";
 
 const HTTP_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
@@ -57,16 +57,12 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
         relay.ack(event!.event_id);
         const from = phone.frames.length;
         const t1 = performance.now();
-        const res = await fetch(event!.push_context_url, {
-          method: "POST",
-          headers: { authorization: `Bearer ${event!.push_token}`, "content-type": "application/json" },
-          body: JSON.stringify({ text: `answer ${turn}` }),
-        });
+        const answer = postJson(event!.push_context_url, event!.push_token, { text: `answer ${turn}` });
         const speech = phone.next((f) => f.type === "speech", 30_000, from);
-        if (res.status !== 200) throw new Error(`push answered ${res.status}: ${await res.text()}`);
+        const res = await answer;
+        if (res.status !== 200) throw new Error(`push answered ${res.status}: ${res.text}`);
         await speech;
         toSpeech.push(performance.now() - t1);
-        await res.arrayBuffer();
         if (paceMs > 0) await new Promise((r) => setTimeout(r, Math.max(0, turnStarted + paceMs - performance.now())));
       }
     }),

@@ -99,6 +99,11 @@ async function writeAcks(core: Core, pairs: AckBatch["pairs"]): Promise<void> {
         inArray(events.eventId, pairs.map(([, eventId]) => eventId)),
         eq(events.status, "pending"),
         sql`(${events.agentId}, ${events.eventId}) in (${matches})`,
+        // An ack commits without waiting for the disk (synchronous_commit off, for this transaction
+        // only): a crash may forget it, and the event is then simply sent again (at least once,
+        // deduplicated by event_id). The events themselves stay durable. So acks never queue
+        // their flush beside a live turn's. Raw SQL: one statement, no extra round trip.
+        sql`set_config('synchronous_commit', 'off', true) = 'off'`,
       ),
     );
 }
