@@ -1,5 +1,6 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Executor } from "../db/database.js";
+import { preparedStatement } from "../db/prepared.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { formatMicros } from "../billing/money.js";
@@ -31,8 +32,16 @@ export function presentCall(row: CallRow): Call {
 }
 
 /** The account's call row, or a 404 for a missing or foreign id. */
+const accountCall = preparedStatement("load_call", (db, name) =>
+  db
+    .select()
+    .from(calls)
+    .where(and(eq(calls.callId, sql.placeholder("callId")), eq(calls.accountId, sql.placeholder("accountId"))))
+    .prepare(name),
+);
+
 export async function loadCall(db: Executor, accountId: string, callId: string): Promise<CallRow> {
-  const [row] = await db.select().from(calls).where(and(eq(calls.callId, callId), eq(calls.accountId, accountId)));
+  const [row] = await accountCall(db).execute({ callId, accountId });
   if (!row) throw notFound("call", callId);
   return row;
 }
