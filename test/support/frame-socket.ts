@@ -21,6 +21,8 @@ export class FrameSocket {
   readonly frames: Frame[] = [];
   private waiters: Array<() => void> = [];
   readonly closed: Promise<{ code: number; reason: string }>;
+  /** The socket's error, if it had one (a reset connection). */
+  error: Error | undefined;
 
   constructor(readonly ws: WebSocket) {
     ws.on("message", (data) => {
@@ -28,6 +30,8 @@ export class FrameSocket {
       this.waiters.splice(0).forEach((wake) => wake());
     });
     this.closed = new Promise((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })));
+    // A connection reset by the server ends in 'close' too; unheard, the 'error' would end the process.
+    ws.on("error", (error) => (this.error = error));
   }
 
   send(frame: Frame): void {
@@ -40,7 +44,7 @@ export class FrameSocket {
     for (;;) {
       const found = check();
       if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error(`${describe()} within ${ms} ms; got ${JSON.stringify(this.frames)}`);
+      if (Date.now() > deadline) throw new Error(`${describe()} within ${ms} ms${this.error ? ` (socket error: ${this.error.message})` : ""}; got ${JSON.stringify(this.frames)}`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 50);
