@@ -31,7 +31,7 @@ export function presentCall(row: CallRow): Call {
   };
 }
 
-/** The account's call row, or a 404 for a missing or foreign id. */
+// Built once per handle: the hottest read of the API (GET /v1/calls/{id}, the softphone upgrade).
 const accountCall = preparedStatement("load_call", (db, name) =>
   db
     .select()
@@ -40,6 +40,7 @@ const accountCall = preparedStatement("load_call", (db, name) =>
     .prepare(name),
 );
 
+/** The account's call row, or a 404 for a missing or foreign id. */
 export async function loadCall(db: Executor, accountId: string, callId: string): Promise<CallRow> {
   const [row] = await accountCall(db).execute({ callId, accountId });
   if (!row) throw notFound("call", callId);

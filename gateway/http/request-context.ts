@@ -15,8 +15,8 @@ const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * Gives every request an id (echoed as X-Request-Id) and logs each answered request with it:
  * 5xx as errors, 4xx at info, the rest at debug. Written here rather than with pino-http, which
- * made a child logger for every request whether or not anything was logged (0.2 ms of a live
- * turn's push, most of the API's per-request cost at LOG_LEVEL=warn).
+ * made a child logger for every request whether or not anything was logged (0.2 ms of each
+ * live turn's push at LOG_LEVEL=warn).
  */
 export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
