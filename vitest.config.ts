@@ -3,9 +3,12 @@ import { configDefaults, defineConfig } from "vitest/config";
 
 // Files whose service always runs on the embedded database (they start it as `npm start` does, with
 // DATA_DIR) or that open no database at all: a run on PostgreSQL (TEST_DATABASE_URL) would repeat
-// them unchanged, so it leaves them to the embedded run.
+// them unchanged, so it leaves them to the embedded run. The browser tests too: they drive Chromium
+// against the page and the relay, and nothing in them depends on the database (relay tickets across
+// processes on PostgreSQL are test/relay/tickets.test.ts).
 const EMBEDDED_ONLY = [
   "core/ids.test.ts",
+  "test/browser/browser.test.ts",
   "gateway/ws/upgrades.test.ts",
   "test/bus/local-bus.test.ts",
   "test/e2e/conversation.test.ts",
