@@ -98,16 +98,17 @@ describe("in a browser (headless Chromium)", () => {
     await page.close();
   });
 
-  it("opens the relay with a ticket through the SDK and the browser's own WebSocket, and acknowledges what it gets", { timeout: 60_000 }, async () => {
+  it("opens the relay with a ticket through the SDK and the browser's own WebSocket, and acknowledges what it gets", { timeout: 180_000 }, async () => {
     const { agentId, phoneNumber } = await agentWithNumber(api);
     const app = await startWebApp(account.apiKey);
     const page = await browser.context.newPage();
     try {
-      await page.goto(`${app.url}/?agent_id=${agentId}`);
+      // Chromium shares two cores with the suite's other worker: generous waits, as for /docs.
+      await page.goto(`${app.url}/?agent_id=${agentId}`, { timeout: 60_000 });
       // Page state is read through `globalThis` (the type-checker here knows no DOM).
-      await page.waitForFunction(() => (globalThis as any).relayStatus === "open", undefined, { timeout: 20_000 });
+      await page.waitForFunction(() => (globalThis as any).relayStatus === "open", undefined, { timeout: 60_000 });
       await api.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550150", text: "to the browser" });
-      await page.waitForFunction(() => (globalThis as any).handed.length === 1, undefined, { timeout: 20_000 });
+      await page.waitForFunction(() => (globalThis as any).handed.length === 1, undefined, { timeout: 40_000 });
       const [event] = (await page.evaluate(() => (globalThis as any).handed)) as Array<Record<string, unknown>>;
       expect(event).toMatchObject({ event_type: "sms.received", agent_id: agentId, payload: { text: "to the browser" } });
       // Acknowledged from the page: nothing is left pending.
