@@ -4,7 +4,8 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
+import autocannon from "autocannon";
 import { join } from "node:path";
 import postgres from "postgres";
 import { openDatabase } from "../core/db/database.js";
@@ -19,6 +20,7 @@ export const TURNS_ONE = Number(process.env.BENCH_TURNS_ONE ?? 30);
 export const TURNS_PACED = Number(process.env.BENCH_TURNS_PACED ?? 10);
 export const TURNS_BACK_TO_BACK = Number(process.env.BENCH_TURNS ?? 20);
 export const CALLS = Number(process.env.BENCH_CALLS ?? 100);
+export const HTTP_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 
 export const GOALS = { one_call_p50_ms: 1.5, paced_p99_ms: 5, turns_per_second: 1500, get_call_share_of_hello: 0.5 };
 
@@ -72,10 +74,48 @@ export async function setUp(database: string, env: (port: number) => Record<stri
   };
 }
 
+type TurnRun = { turns_per_second: number } & Record<string, unknown>;
+
+/** Writes a figure to stdout as `label key: json`, as it is measured. */
+export function progressLog(label: string) {
+  return (key: string, value: unknown) => void process.stdout.write(`${label} ${key}: ${JSON.stringify(value)}\n`);
+}
+
+/**
+ * The three turn runs of issue 12, one after the other, each logged as it ends: one call at speech
+ * pace, CALLS calls at speech pace, CALLS calls back to back.
+ */
+export async function turnRuns<R extends TurnRun>(log: ReturnType<typeof progressLog>, measure: (calls: number, turns: number, paceMs: number) => Promise<R>) {
+  const one = await measure(1, TURNS_ONE, PACE_MS);
+  log("one call at speech pace", one);
+  const paced = await measure(CALLS, TURNS_PACED, PACE_MS);
+  log(`${CALLS} calls at speech pace`, paced);
+  const backToBack = await measure(CALLS, TURNS_BACK_TO_BACK, 0);
+  log(`${CALLS} calls back to back`, backToBack);
+  return { one_call: one, paced, back_to_back: backToBack };
+}
+
+/** Requests per second of GETs on url (autocannon, 32 connections, HTTP_SECONDS); any non-2xx answer fails the run. */
+export async function requestsPerSecond(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const result = await autocannon({ url, connections: 32, duration: HTTP_SECONDS, headers });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return Math.round(result.requests.average);
+}
+
+/** What every results file opens with: the benchmark, when, on what, with which settings. */
+export function reportHeader(benchmark: string) {
+  return {
+    benchmark,
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+    settings: { pace_ms: PACE_MS, turns_one_call: TURNS_ONE, turns_paced: TURNS_PACED, turns_back_to_back: TURNS_BACK_TO_BACK, calls: CALLS, http_seconds: HTTP_SECONDS, connections: 32 },
+  };
+}
+
 /** The turn figures of issue 12 from the three runs, in the table both benchmarks write. */
 export function turnFigures(
   legs: [string, string],
-  runs: Record<"one_call" | "paced" | "back_to_back", { turns_per_second: number } & Record<string, unknown>>,
+  runs: Record<"one_call" | "paced" | "back_to_back", TurnRun>,
 ) {
   const leg = (run: Record<string, unknown>, name: string, field: "p50_ms" | "p99_ms") => (run[name] as ReturnType<typeof summary>)[field];
   return {

@@ -11,13 +11,12 @@
  * (turns per second). Usage: npm run bench. Written to bench/results/twilio-turn.json.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
 import { join } from "node:path";
 import { Api } from "../test/support/api.js";
 import { projectRoot } from "../test/support/process.js";
 import { RelayClient } from "../test/support/relay-client.js";
 import { TwilioStandIn } from "../test/support/twilio/stand-in.js";
-import { CALLS, DATABASES, PACE_MS, postJson, setUp, summary, turnFigures, TURNS_BACK_TO_BACK, TURNS_ONE, TURNS_PACED } from "./support.js";
+import { CALLS, DATABASES, postJson, progressLog, reportHeader, setUp, summary, turnFigures, turnRuns } from "./support.js";
 
 type Agent = { agentId: string; relay: RelayClient; acked: number };
 
@@ -88,18 +87,12 @@ async function runOn(database: string) {
         return { agentId, relay: await RelayClient.connect(setup.service.baseUrl, { agent_id: agentId, runtime: "bench" }, setup.apiKey), acked: 0 };
       }),
     );
-    const log = (key: string, value: unknown) => process.stdout.write(`twilio ${database} ${key}: ${JSON.stringify(value)}\n`);
-    const one = await measureTurns(api, twilio, agents.slice(0, 1), TURNS_ONE, PACE_MS);
-    log("one call at speech pace", one);
-    const paced = await measureTurns(api, twilio, agents, TURNS_PACED, PACE_MS);
-    log(`${CALLS} calls at speech pace`, paced);
-    const backToBack = await measureTurns(api, twilio, agents, TURNS_BACK_TO_BACK, 0);
-    log(`${CALLS} calls back to back`, backToBack);
+    const runs = await turnRuns(progressLog(`twilio ${database}`), (calls, turns, paceMs) => measureTurns(api, twilio, agents.slice(0, calls), turns, paceMs));
     await Promise.all(agents.map(({ relay }) => relay.close()));
     twilio.expectValid();
     return {
-      figures: turnFigures(["prompt_to_relay", "push_to_text_token"], { one_call: one, paced, back_to_back: backToBack }),
-      runs: { one_call: one, paced, back_to_back: backToBack },
+      figures: turnFigures(["prompt_to_relay", "push_to_text_token"], runs),
+      runs,
     };
   } finally {
     await setup.service.stop();
@@ -111,14 +104,7 @@ async function runOn(database: string) {
 async function main() {
   const results: Record<string, unknown> = {};
   for (const database of DATABASES) results[database] = await runOn(database);
-  const report = {
-    benchmark: "twilio-turn",
-    date: new Date().toISOString(),
-    carrier: "twilio (loopback stand-in)",
-    machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-    settings: { pace_ms: PACE_MS, turns_one_call: TURNS_ONE, turns_paced: TURNS_PACED, turns_back_to_back: TURNS_BACK_TO_BACK, calls: CALLS },
-    results,
-  };
+  const report = { ...reportHeader("twilio-turn"), carrier: "twilio (loopback stand-in)", results };
   mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
   const file = process.env.BENCH_TWILIO_OUTPUT ?? join(projectRoot, "bench", "results", "twilio-turn.json");
   writeFileSync(file, JSON.stringify(report, null, 2) + "\n");

@@ -14,16 +14,13 @@
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
 import { join } from "node:path";
-import autocannon from "autocannon";
 import { Api } from "../test/support/api.js";
 import { projectRoot } from "../test/support/process.js";
 import { RelayClient } from "../test/support/relay-client.js";
 import { Softphone } from "../test/support/softphone.js";
-import { CALLS, DATABASES, GOALS, PACE_MS, postJson, round, setUp, summary, turnFigures, TURNS_BACK_TO_BACK, TURNS_ONE, TURNS_PACED, type Setup } from "./support.js";
+import { DATABASES, GOALS, postJson, progressLog, reportHeader, requestsPerSecond, round, setUp, summary, turnFigures, turnRuns, type Setup } from "./support.js";
 
-const HTTP_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 
 /** `calls` live calls, each with its own agent, relay socket and softphone, taking `turns` turns, one every paceMs (0: back to back). */
@@ -86,12 +83,6 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
   };
 }
 
-async function requestsPerSecond(url: string, headers: Record<string, string> = {}) {
-  const result = await autocannon({ url, connections: 32, duration: HTTP_SECONDS, headers });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return Math.round(result.requests.average);
-}
-
 /** A backlog of texts drained by one relay socket acking in batches. */
 async function relayThroughput({ service, apiKey }: Setup) {
   const api = new Api(service.baseUrl, apiKey);
@@ -121,22 +112,17 @@ async function relayThroughput({ service, apiKey }: Setup) {
 async function runOn(database: string, helloUrl: string) {
   const setup = await setUp(database);
   try {
-    const log = (key: string, value: unknown) => process.stdout.write(`${database} ${key}: ${JSON.stringify(value)}\n`);
-    const one = await measureTurns(setup, 1, TURNS_ONE, PACE_MS);
-    log("one call at speech pace", one);
-    const paced = await measureTurns(setup, CALLS, TURNS_PACED, PACE_MS);
-    log(`${CALLS} calls at speech pace`, paced);
-    const backToBack = await measureTurns(setup, CALLS, TURNS_BACK_TO_BACK, 0);
-    log(`${CALLS} calls back to back`, backToBack);
+    const log = progressLog(database);
+    const runs = await turnRuns(log, (calls, turns, paceMs) => measureTurns(setup, calls, turns, paceMs));
     // The two HTTP figures side by side: the service's GET, then the bare hello, same settings.
-    const getCall = await requestsPerSecond(`${setup.service.baseUrl}/v1/calls/${one.call_id}`, { authorization: `Bearer ${setup.apiKey}` });
+    const getCall = await requestsPerSecond(`${setup.service.baseUrl}/v1/calls/${runs.one_call.call_id}`, { authorization: `Bearer ${setup.apiKey}` });
     const hello = await requestsPerSecond(helloUrl);
     log("GET /v1/calls/{id} vs bare hello", { getCall, hello });
     const throughput = await relayThroughput(setup);
     log("relay throughput", throughput);
     return {
       figures: {
-        ...turnFigures(["utterance_to_relay", "push_to_speech"], { one_call: one, paced, back_to_back: backToBack }),
+        ...turnFigures(["utterance_to_relay", "push_to_speech"], runs),
         get_call_vs_bare_hello: {
           get_call_requests_per_second: getCall,
           bare_hello_requests_per_second: hello,
@@ -144,7 +130,7 @@ async function runOn(database: string, helloUrl: string) {
           goal: GOALS.get_call_share_of_hello,
         },
       },
-      runs: { one_call: one, paced, back_to_back: backToBack },
+      runs,
       relay_throughput: throughput,
     };
   } finally {
@@ -171,13 +157,7 @@ async function main() {
   } finally {
     hello.stop();
   }
-  const report = {
-    benchmark: "voice-turn",
-    date: new Date().toISOString(),
-    machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-    settings: { pace_ms: PACE_MS, turns_one_call: TURNS_ONE, turns_paced: TURNS_PACED, turns_back_to_back: TURNS_BACK_TO_BACK, calls: CALLS, http_seconds: HTTP_SECONDS, connections: 32 },
-    results,
-  };
+  const report = { ...reportHeader("voice-turn"), results };
   mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
   const file = process.env.BENCH_OUTPUT ?? join(projectRoot, "bench", "results", "voice-turn.json");
   writeFileSync(file, JSON.stringify(report, null, 2) + "\n");

@@ -4,7 +4,7 @@ import { carrierWebhooks } from "./http/carrier-webhooks.js";
 import { requestDeadline } from "./http/deadline.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
-import { mountRoutes, type Route } from "./http/route.js";
+import { routeHandler, type Route } from "./http/route.js";
 
 /** The express application: request ids and logs, the routes (each parsing its own body), problem responses. */
 export function createApp(core: Core, routes: Route[]): Express {
@@ -14,9 +14,7 @@ export function createApp(core: Core, routes: Route[]): Express {
   app.locals.baseUrl = core.config.baseUrl;
   app.use(requestContext(core.logger));
   app.use(requestDeadline(core.config.requestDeadlineMs, core.logger));
-  const router = express.Router();
-  mountRoutes(router, routes, core);
-  app.use(router);
+  app.use(routeHandler(routes, core));
   app.use(carrierWebhooks(core));
   app.use(routeNotFound(routes));
   app.use(problemHandler(core.logger));

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { executeRows } from "../../core/db/database.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { RelayClient } from "../support/relay-client.js";
@@ -85,6 +86,23 @@ describe("the live turn's one round trip", () => {
     // The conversation the event carried is the transcript, timestamps included.
     const transcript = await api.get(`/v1/calls/${callId}/transcript`);
     expect(transcript.body).toEqual(event.conversation);
+    phone.close();
+    await relay.close();
+  });
+});
+
+describe("a long call", () => {
+  it("finds its open turn through the open-turn index, not by reading every turn it had", async () => {
+    const { callId, relay, phone } = await liveCall();
+    for (let turn = 0; turn < 5; turn++) await phone.say(`question ${turn}`);
+    await relay.waitForEvents(5);
+    // The planner would read a table this small whole; with that ruled out, it picks the cheapest index.
+    const plan = await service.core.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const rows = await executeRows<{ "QUERY PLAN": unknown }>(tx, sql`explain (format json) update turns set status = 'stale' where call_id = ${callId} and status = 'open'`);
+      return JSON.stringify(rows[0]!["QUERY PLAN"]);
+    });
+    expect(plan).toContain("turns_open_idx");
     phone.close();
     await relay.close();
   });

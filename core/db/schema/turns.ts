@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
 import { calls } from "./calls.js";
@@ -25,5 +26,10 @@ export const turns = pgTable(
     closedAt: timestamptz("closed_at"),
     fillerSpokenAt: timestamptz("filler_spoken_at"),
   },
-  (t) => [index("turns_call_idx").on(t.callId, t.turnId)],
+  (t) => [
+    index("turns_call_idx").on(t.callId, t.turnId),
+    // A call's open turn (at most one), found without reading the turns it had before (a new
+    // utterance stales it, the end of the call abandons it): a long call's turn costs what a short one's does.
+    index("turns_open_idx").on(t.callId).where(sql`status = 'open'`),
+  ],
 );
