@@ -5,6 +5,9 @@
 // MUTATE narrows a run to some files (a glob, comma-separated), e.g. MUTATE=core/billing/money.ts.
 const folders = ["core/billing", "payments", "core/relay", "core/webhooks", "core/calls", "core/auth"];
 const mutate = process.env.MUTATE ? process.env.MUTATE.split(",") : folders.map((folder) => `${folder}/**/*.ts`);
+// MUTATE_REPORT names a narrowed run's reports (reports/mutation/<name>.json and .html), so runs
+// over parts of the tree, one after another, each keep theirs.
+const report = process.env.MUTATE_REPORT ?? "index";
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -25,8 +28,8 @@ export default {
   // machine; more beside other work.
   dryRunTimeoutMinutes: 30,
   reporters: ["clear-text", "progress", "html", "json"],
-  htmlReporter: { fileName: "reports/mutation/index.html" },
-  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  htmlReporter: { fileName: `reports/mutation/${report}.html` },
+  jsonReporter: { fileName: `reports/mutation/${report}.json` },
   thresholds: { high: 90, low: 85, break: null },
   tempDirName: ".stryker-tmp",
 };
