@@ -1,4 +1,4 @@
-import { and, eq, lte } from "drizzle-orm";
+import { and, eq, gt, lte } from "drizzle-orm";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { calls, type CallStatus } from "../db/schema/calls.js";
@@ -37,12 +37,16 @@ export async function prepayBlock(core: Core, tx: Executor, call: CallRow, from:
     .update(calls)
     .set({ paidUntil: new Date(from.getTime() + seconds * 1000), chargedMicros: call.chargedMicros + seconds * rate })
     .where(eq(calls.callId, call.callId));
-  call.chargedMicros += seconds * rate;
   return seconds;
 }
 
-/** At answer: talk time starts being paid (if nothing can be paid, the meter ends the call). */
+/**
+ * At answer: talk time starts being paid (if nothing can be paid, the meter ends the call). A
+ * free call (a rate of 0, where the rate card makes it so) has no paid time to run out: it is
+ * never metered, and its talk is billed at 0 when it ends.
+ */
 export async function startCallBilling(core: Core, tx: Executor, call: CallRow): Promise<void> {
+  if (call.rateMicrosPerSecond === 0) return;
   const bought = await prepayBlock(core, tx, call, call.answeredAt!);
   // A block bought set paidUntil past the answer; with none, paid time ends at the answer.
   if (bought === 0) await tx.update(calls).set({ paidUntil: call.answeredAt }).where(eq(calls.callId, call.callId));
@@ -83,12 +87,13 @@ export async function meterCalls(core: Core): Promise<Array<{ callId: string; en
     const due = await tx
       .select()
       .from(calls)
-      .where(and(eq(calls.status, "in-progress" satisfies CallStatus), lte(calls.paidUntil, new Date(now.getTime() + LOOKAHEAD_MS))))
+      // A free call has no paid time (paid_until stays null), so it is never due; the rate is
+      // checked too for one answered before free calls were left unmetered.
+      .where(and(eq(calls.status, "in-progress" satisfies CallStatus), lte(calls.paidUntil, new Date(now.getTime() + LOOKAHEAD_MS)), gt(calls.rateMicrosPerSecond, 0)))
       .limit(200)
       .for("update", { skipLocked: true });
     const exhausted: Array<{ callId: string; endAt: Date }> = [];
     for (const call of due) {
-      if (call.rateMicrosPerSecond === 0) continue;
       const bought = await prepayBlock(core, tx, call, call.paidUntil!);
       if (bought === 0 && call.paidUntil! <= now) exhausted.push({ callId: call.callId, endAt: call.paidUntil! });
     }

@@ -3,14 +3,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { operatorCredit } from "../../core/billing/operator-credit.js";
 import type { Core } from "../../core/context.js";
 import { openDatabase, type DatabaseHandle } from "../../core/db/database.js";
+import type { AppError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount } from "../support/accounts.js";
 import { createTestDatabase } from "../support/postgres.js";
 import { projectRoot } from "../support/process.js";
-import { onPostgres } from "../support/service.js";
+import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { expectBalanceIsLedgerSum, ledgerOf } from "./support.js";
 
 const run = promisify(execFile);
@@ -60,5 +62,47 @@ describe("agentline admin credit", () => {
     } finally {
       await db.drop();
     }
+  });
+});
+
+// The same rules, in this process (the command above runs in its own, where the mutation run
+// cannot see which of them a test pins).
+describe("operatorCredit", () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service?.stop());
+
+  const refusal = (input: { accountId: string; amountUsd: string; note: string }) =>
+    operatorCredit(service.core, input).then(
+      () => null,
+      (error: AppError) => ({ code: error.code, status: error.status, detail: error.detail }),
+    );
+
+  it("credits the account, with the note trimmed into the ledger, and answers the new balance", async () => {
+    const account = await createAccount(service.core, undefined, { creditMicros: 2_000_000 });
+    const result = await operatorCredit(service.core, { accountId: account.accountId, amountUsd: "0.25", note: "  bank transfer  " });
+    const [, line] = await ledgerOf(service.core, account.accountId);
+    expect(result).toEqual({ account_id: account.accountId, transaction_id: line!.transactionId, amount: "0.250000", balance: "2.250000", currency: "USD" });
+    expect(line).toMatchObject({ category: "operator_credit", amountMicros: 250_000, description: "bank transfer" });
+    await expectBalanceIsLedgerSum(service.core, account.accountId);
+  });
+
+  it("refuses an amount that is not a positive dollar amount, a blank note and an unknown account, writing nothing", async () => {
+    const account = await createAccount(service.core, undefined, { creditMicros: 0 });
+    for (const amountUsd of ["0", "0.000000", "-1", "1.0000001", "ten"]) {
+      expect(await refusal({ accountId: account.accountId, amountUsd, note: "x" }), amountUsd).toEqual({
+        code: "validation_error",
+        status: 422,
+        detail: "amount must be a positive dollar amount with at most 6 decimals, such as 10 or 2.50.",
+      });
+    }
+    for (const note of ["", "   "]) {
+      expect(await refusal({ accountId: account.accountId, amountUsd: "1", note })).toEqual({ code: "validation_error", status: 422, detail: "note must say why the credit is given." });
+    }
+    expect(await refusal({ accountId: "acct_nope", amountUsd: "1", note: "x" })).toMatchObject({ code: "not_found", status: 404 });
+    expect((await refusal({ accountId: "acct_nope", amountUsd: "1", note: "x" }))!.detail).toContain("acct_nope");
+    expect(await ledgerOf(service.core, account.accountId)).toEqual([]);
   });
 });

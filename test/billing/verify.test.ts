@@ -115,6 +115,14 @@ describe("GET /v1/billing/verify/{call_id}", () => {
     expect(res.body).toMatchObject({ expected_charge: "0.011250", charged: "0.015000", agrees: false });
   });
 
+  it("disagrees when the rows and the running total agree with each other but not with billed seconds × rate", async () => {
+    // The refund was never written, and the running total was left at the prepaid block too.
+    const callId = await insertCall(alice, { chargedMicros: 60 * RATE });
+    await alice.ledger.charge({ ...outbound(callId), quantity: 60 }, 60 * RATE, "2030-03-04T12:00:00Z");
+    const res = await alice.api.get(`/v1/billing/verify/${callId}`);
+    expect(res.body).toMatchObject({ expected_charge: "0.011250", charged: "0.015000", agrees: false });
+  });
+
   it("disagrees when the call's running total differs from its rows, even if the rows match the rate", async () => {
     const callId = await insertCall(alice, { chargedMicros: 60 * RATE });
     await chargeFortyFiveSeconds(alice, callId);

@@ -33,7 +33,11 @@ const PAGE = `<!doctype html>
   import { relay } from "/relay.js";
   const agentId = new URLSearchParams(location.search).get("agent_id");
   window.handed = [];
+  // What the connection went through, with when (ms since the page started): a failure shows it.
+  window.statuses = [["page", Math.round(performance.now())]];
   const connection = relay(agentId, { "*": (event) => window.handed.push(event) }, {
+    onStatus: (status) => window.statuses.push([status, Math.round(performance.now())]),
+    onError: (error) => window.statuses.push(["error: " + error.message, Math.round(performance.now())]),
     // Each connection gets a fresh ticket from this app's own server, which holds the key.
     url: async () => (await (await fetch("/ticket?agent_id=" + agentId)).json()).url,
     runtime: "browser",
@@ -104,11 +108,19 @@ describe("in a browser (headless Chromium)", () => {
     const page = await browser.context.newPage();
     try {
       // Chromium shares two cores with the suite's other worker: generous waits, as for /docs.
+      const started = Date.now();
       await page.goto(`${app.url}/?agent_id=${agentId}`, { timeout: 60_000 });
-      // Page state is read through `globalThis` (the type-checker here knows no DOM).
-      await page.waitForFunction(() => (globalThis as any).relayStatus === "open", undefined, { timeout: 60_000 });
+      const loaded = Date.now() - started;
+      // Page state is read through `globalThis` (the type-checker here knows no DOM). A wait that
+      // fails says how far the page got, and when.
+      const waitFor = (what: string, fn: () => boolean, timeout: number) =>
+        page.waitForFunction(fn, undefined, { timeout }).catch(async (error: Error) => {
+          const statuses = await page.evaluate(() => (globalThis as any).statuses).catch(() => "unreadable");
+          throw new Error(`${what}: ${error.message}\npage loaded after ${loaded} ms; relay statuses (ms since the page started): ${JSON.stringify(statuses)}`);
+        });
+      await waitFor("the relay opens", () => (globalThis as any).relayStatus === "open", 60_000);
       await api.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550150", text: "to the browser" });
-      await page.waitForFunction(() => (globalThis as any).handed.length === 1, undefined, { timeout: 40_000 });
+      await waitFor("the text reaches the page", () => (globalThis as any).handed.length === 1, 40_000);
       const [event] = (await page.evaluate(() => (globalThis as any).handed)) as Array<Record<string, unknown>>;
       expect(event).toMatchObject({ event_type: "sms.received", agent_id: agentId, payload: { text: "to the browser" } });
       // Acknowledged from the page: nothing is left pending.
