@@ -64,8 +64,8 @@ export function expressPath(openApiPath: string): string {
  */
 export function routeGroup(path: string): string {
   const end = path.indexOf("?");
-  const [, first = "", second = ""] = (end === -1 ? path : path.slice(0, end)).split("/", 3);
-  return (first.toLowerCase() === "v1" ? `/v1/${second}` : `/${first}`).toLowerCase();
+  const [, first = "", second = ""] = (end === -1 ? path : path.slice(0, end)).toLowerCase().split("/", 3);
+  return first === "v1" ? `/v1/${second}` : `/${first}`;
 }
 
 /**
@@ -75,13 +75,17 @@ export function routeGroup(path: string): string {
  * its literal first segments), so the order of matching within a group is all that matters.
  */
 export function routeHandler(routes: Route[], core: Core): RequestHandler & { groups: Map<string, Router> } {
-  const groups = new Map<string, Router>();
+  const byGroup = new Map<string, Route[]>();
   for (const route of routes) {
     const key = routeGroup(route.path);
-    if (key.includes("{")) throw new Error(`${route.path}: a route's first segments must be literal`);
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = express.Router()));
-    mountRoutes(group, [route], core);
+    byGroup.set(key, [...(byGroup.get(key) ?? []), route]);
+  }
+  const groups = new Map<string, Router>();
+  for (const [key, members] of byGroup) {
+    if (key.includes("{")) throw new Error(`${members[0]!.path}: a route's first segments must be literal`);
+    const group = express.Router();
+    mountRoutes(group, members, core);
+    groups.set(key, group);
   }
   const dispatch: RequestHandler = (req, res, next) => {
     const group = groups.get(routeGroup(req.url));

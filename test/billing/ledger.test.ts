@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf, charge, credit, tryCharge, type LedgerLine } from "../../core/billing/ledger.js";
+import type { Transaction } from "../../core/db/database.js";
 import type { AppError } from "../../core/errors.js";
 import { createAccount } from "../support/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -15,7 +16,7 @@ afterAll(() => service?.stop());
 
 const AT = new Date("2030-05-01T09:30:00.000Z");
 const line = (accountId: string, extra: Partial<LedgerLine> = {}): LedgerLine => ({ accountId, category: "operator_credit", description: "a test line", at: AT, ...extra });
-const inTx = <T>(fn: (tx: Parameters<Parameters<TestService["core"]["db"]["transaction"]>[0]>[0]) => Promise<T>) => service.core.db.transaction(fn);
+const inTx = <T>(fn: (tx: Transaction) => Promise<T>) => service.core.db.transaction(fn);
 
 describe("amounts", () => {
   it("refuses a negative, fractional or unsafe amount to credit or charge, writing nothing", async () => {
