@@ -8,12 +8,18 @@ const mutate = process.env.MUTATE ? process.env.MUTATE.split(",") : folders.map(
 // MUTATE_REPORT names a narrowed run's reports (reports/mutation/<name>.json and .html), so runs
 // over parts of the tree, one after another, each keep theirs.
 const report = process.env.MUTATE_REPORT ?? "index";
+// MUTATE_TESTS limits the tests a run may use (globs, comma-separated), e.g. a folder's mutants
+// against that folder's test files: code every test passes through (the ledger, API-key
+// authentication) would otherwise run the whole suite for each surviving mutant. A mutant such a
+// run kills, the full suite kills too; the score is a floor.
+const testFiles = process.env.MUTATE_TESTS ? process.env.MUTATE_TESTS.split(",") : undefined;
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutate.config.ts" },
   // Schemas are data the contract tests pin as a whole; mutating their messages says little.
+  ...(testFiles ? { testFiles } : {}),
   mutate: [...mutate, "!**/*.test.ts", "!**/schemas.ts", "!**/protocol2-schemas.ts"],
   coverageAnalysis: "perTest",
   // `// @ts-nocheck` on the files that may be mutated (the build type-checks them, and mutated code
@@ -32,4 +38,6 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${report}.json` },
   thresholds: { high: 90, low: 85, break: null },
   tempDirName: ".stryker-tmp",
+  // With --incremental, a rerun tests only the mutants whose code or covering tests changed.
+  incrementalFile: `reports/mutation/${report}-incremental.json`,
 };

@@ -61,7 +61,9 @@ function paymentProblem(req: Request, engine: PaymentEngine, route: Operation, c
   // x402 v1 clients read their challenge from the body, and pay with X-PAYMENT.
   const accepts = engine.v1Accepts(price, base + req.originalUrl, route.summary);
   const v1 = accepts.length > 0 ? { x402Version: 1, accepts, error: reason ?? "X-PAYMENT header is required" } : {};
-  return new AppError(code, `${reason ? `Payment refused: ${reason}. ` : ""}${howToPay(req, price)}`, {
+  // Reasons from mppx end with a full stop, ours do not: one sentence end either way.
+  const refused = reason ? `Payment refused: ${reason.replace(/\.+$/, "")}. ` : "";
+  return new AppError(code, `${refused}${howToPay(req, price)}`, {
     headers: challengeHeaders,
     extra: { price: formatMicros(price), currency: "USD", payment_methods: ["x402", "mpp"], topup: `${base}/v1/billing/topup/x402/pay`, discovery: `${base}/.well-known/agent-payments.json`, ...v1 },
   });

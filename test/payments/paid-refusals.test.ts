@@ -7,7 +7,7 @@ import { createAccount } from "../support/accounts.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { Api } from "../support/api.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { mppFetch, newWallet, x402Fetch } from "../support/wallet.js";
+import { mppFetch, newWallet, signX402, x402Fetch } from "../support/wallet.js";
 
 let service: TestService;
 beforeAll(async () => {
@@ -54,5 +54,17 @@ describe("an agent_token whose balance falls short, with a payment", () => {
     expect(settlement).toMatchObject({ accountId: owner.accountId, amountMicros: 1_000, status: "settled" });
     expect((await new Api(service.baseUrl, owner.apiKey).get("/v1/billing/balance")).body.balance).toBe("0.001000");
     await expectBalanceIsLedgerSum(service.core, owner.accountId);
+  });
+});
+
+describe("a payment the payment library refuses", () => {
+  it("is named in the 402's detail as one sentence, whatever punctuation the library's reason ends with", async () => {
+    const url = `${service.baseUrl}/v1/x402/numbers`;
+    const challenge = await fetch(url);
+    const forLess = await signX402(newWallet(), challenge.headers.get("payment-required")!, { value: "1" });
+    const res = await fetch(url, { headers: { "payment-signature": forLess } });
+    const body = (await res.json()) as { detail: string };
+    expect(res.status).toBe(402);
+    expect(body.detail).toMatch(/^Payment refused: Payment verification failed: EVM authorization amount mismatch\. This request costs/);
   });
 });

@@ -23,8 +23,10 @@ declare module "vitest" {
  */
 export default async function setup(project: TestProject) {
   const root = join(import.meta.dirname, "..", "..");
-  // As `npm start` does: build only when a source changed since the last build.
-  execFileSync(process.execPath, ["scripts/build-if-stale.mjs"], { cwd: root, stdio: "inherit" });
+  // As `npm start` does: build only when a source changed since the last build. Not in a mutation
+  // run: its sandbox's sources are the mutated copies (always newer than dist/), its test runners
+  // would each start the same build at once, and the tests it runs start no built service.
+  if (process.env.STRYKER_MUTATOR_WORKER === undefined) execFileSync(process.execPath, ["scripts/build-if-stale.mjs"], { cwd: root, stdio: "inherit" });
 
   const logger = createLogger("silent");
   const dir = mkdtempSync(join(tmpdir(), "agentline-template-"));

@@ -4,7 +4,10 @@ import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from "jose";
 
 /** What the stand-in gets wrong in the ID token it issues. */
-export type Forgery = "none" | "wrong_key" | "wrong_aud" | "wrong_nonce" | "expired";
+export type Forgery = "none" | "wrong_key" | "wrong_aud" | "wrong_nonce" | "expired" | "no_id_token";
+
+/** How the token endpoint misbehaves, beyond a 503. */
+export type TokenFault = "none" | "drop" | "hang";
 
 interface IssuedCode {
   clientId: string;
@@ -19,7 +22,8 @@ interface IssuedCode {
  * forged ID token (signed with a key outside its JWKS, for another audience, with another
  * nonce, or expired). Otherwise it behaves: discovery, JWKS, an authorization endpoint that
  * answers at once (the user is the `login_hint`), and a token endpoint that checks the code,
- * the redirect URI and PKCE, and admits only a public client (no secret, PKCE alone).
+ * the redirect URI and PKCE, and admits a public client (no secret, PKCE alone) or, with
+ * `clientSecret` set, a confidential one. It can also be made to fail at the token endpoint.
  */
 export class OidcStandIn {
   forgery: Forgery = "none";
@@ -31,6 +35,18 @@ export class OidcStandIn {
   discoveryDown = false;
   /** When set, the token endpoint answers 503 (the provider is down after the redirect). */
   tokenEndpointDown = false;
+  /** When set, the token endpoint drops the connection or never answers. */
+  tokenFault: TokenFault = "none";
+  /** When set, the token endpoint gives this answer instead of tokens (an OAuth error, an HTML page). */
+  tokenAnswer: { status: number; body: string; contentType?: string; headers?: Record<string, string> } | undefined = undefined;
+  /** The token_endpoint_auth_methods_supported the discovery document lists (undefined: none listed). */
+  authMethods: string[] | undefined = ["none"];
+  /** When set, the client is confidential: the token endpoint wants this secret, by Basic or in the form. */
+  clientSecret: string | undefined = undefined;
+  /** How the last token request authenticated the client. */
+  lastClientAuth: "client_secret_basic" | "client_secret_post" | "none" | undefined;
+  /** Milliseconds the discovery document waits before answering 503 while discoveryDown. */
+  discoveryDownDelayMs = 0;
   /** Extra claims for every ID token (an e-mail address, say). */
   extraClaims: Record<string, unknown> = {};
   private readonly codes = new Map<string, IssuedCode>();
@@ -69,7 +85,10 @@ export class OidcStandIn {
     const url = new URL(req.url!, this.issuer);
     if (url.pathname === "/.well-known/openid-configuration") {
       this.discoveryRequests++;
-      if (this.discoveryDown) return json(res, 503, { error: "temporarily_unavailable" });
+      if (this.discoveryDown) {
+        await new Promise((resolve) => setTimeout(resolve, this.discoveryDownDelayMs));
+        return json(res, 503, { error: "temporarily_unavailable" });
+      }
       return json(res, 200, {
         issuer: this.issuer,
         authorization_endpoint: `${this.issuer}/authorize`,
@@ -79,7 +98,7 @@ export class OidcStandIn {
         subject_types_supported: ["public"],
         id_token_signing_alg_values_supported: ["ES256"],
         code_challenge_methods_supported: ["S256"],
-        token_endpoint_auth_methods_supported: ["none"],
+        ...(this.authMethods ? { token_endpoint_auth_methods_supported: this.authMethods } : {}),
         authorization_response_iss_parameter_supported: true,
       });
     }
@@ -110,6 +129,12 @@ export class OidcStandIn {
   private async tokenEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.tokenRequests++;
     if (this.tokenEndpointDown) return json(res, 503, { error: "temporarily_unavailable" });
+    if (this.tokenFault === "drop") return void req.socket.destroy();
+    if (this.tokenFault === "hang") return;
+    if (this.tokenAnswer) {
+      const { status, body, contentType = "application/json", headers = {} } = this.tokenAnswer;
+      return void res.writeHead(status, { ...headers, "content-type": contentType }).end(body);
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const form = new URLSearchParams(Buffer.concat(chunks).toString());
@@ -117,8 +142,15 @@ export class OidcStandIn {
     this.codes.delete(form.get("code") ?? "");
     const verifier = form.get("code_verifier") ?? "";
     const pkceHolds = issued && createHash("sha256").update(verifier).digest("base64url") === issued.challenge;
-    const publicClient = !req.headers.authorization && !form.has("client_secret") && form.get("client_id") === issued?.clientId;
-    if (form.get("grant_type") !== "authorization_code" || !issued || form.get("redirect_uri") !== issued.redirectUri || !pkceHolds || !publicClient) {
+    const basic = req.headers.authorization?.startsWith("Basic ") ? Buffer.from(req.headers.authorization.slice(6), "base64").toString() : undefined;
+    this.lastClientAuth = basic !== undefined ? "client_secret_basic" : form.has("client_secret") ? "client_secret_post" : "none";
+    const clientHolds =
+      this.clientSecret === undefined
+        ? this.lastClientAuth === "none" && form.get("client_id") === issued?.clientId
+        : basic !== undefined
+          ? basic.split(":").map((part) => decodeURIComponent(part.replace(/\+/g, " "))).join(":") === `${issued?.clientId}:${this.clientSecret}`
+          : form.get("client_secret") === this.clientSecret && form.get("client_id") === issued?.clientId;
+    if (form.get("grant_type") !== "authorization_code" || !issued || form.get("redirect_uri") !== issued.redirectUri || !pkceHolds || !clientHolds) {
       return json(res, 400, { error: "invalid_grant", error_description: "code, redirect_uri, PKCE or client authentication did not check out" });
     }
     const now = Math.floor(Date.now() / 1000);
@@ -131,7 +163,8 @@ export class OidcStandIn {
       .setIssuedAt(expired ? now - 3600 : now)
       .setExpirationTime(expired ? now - 1800 : now + 300)
       .sign(this.forgery === "wrong_key" ? this.outsiderKey : this.signingKey);
-    json(res, 200, { access_token: randomBytes(16).toString("hex"), token_type: "Bearer", expires_in: 300, id_token: idToken });
+    const tokens = { access_token: randomBytes(16).toString("hex"), token_type: "Bearer", expires_in: 300 };
+    json(res, 200, this.forgery === "no_id_token" ? tokens : { ...tokens, id_token: idToken });
   }
 
   close(): Promise<void> {

@@ -69,7 +69,8 @@ export function mppFetch(wallet: PrivateKeyAccount, paidIn: PaidIn = BASE_SEPOLI
 /** A random 32-byte EIP-3009 nonce. */
 export const randomNonce = () => `0x${randomBytes(32).toString("hex")}` as `0x${string}`;
 
-const TRANSFER_WITH_AUTHORIZATION = [
+/** EIP-3009's TransferWithAuthorization, as the token signs it. */
+export const TRANSFER_WITH_AUTHORIZATION = [
   { name: "from", type: "address" },
   { name: "to", type: "address" },
   { name: "value", type: "uint256" },

@@ -155,6 +155,8 @@ export class AgentIdClient {
 
 /** A network failure or timeout (fetch throws a bare TypeError; timeouts abort). */
 function isUnreachable(error: unknown): boolean {
+  // openid-client wraps the timeout's (or abort's) DOMException in a ClientError of its own.
+  if (error instanceof oidc.ClientError) return isUnreachable(error.cause);
   const name = (error as { name?: string } | undefined)?.name;
   return name === "TimeoutError" || name === "AbortError" || (error instanceof TypeError && error.message === "fetch failed");
 }

@@ -1,0 +1,53 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { relaySessions } from "../../core/db/schema/relay-sessions.js";
+import { isId } from "../../core/ids.js";
+import { touchRelaySession } from "../../core/relay/relay.js";
+import { createAccount, type TestAccount } from "../support/accounts.js";
+import { Api } from "../support/api.js";
+import { RelayClient } from "../support/relay-client.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { agentWithNumber } from "../support/telephony.js";
+
+// The relay_sessions row is how every process knows which socket holds an agent's events.
+let service: TestService;
+let account: TestAccount;
+let api: Api;
+
+beforeAll(async () => {
+  service = await startTestService({ env: { RELAY_ACK_TIMEOUT_MS: "60000" } });
+  account = await createAccount(service.core);
+  api = new Api(service.baseUrl, account.apiKey);
+});
+afterAll(() => service?.stop());
+
+const sessionRow = async (agentId: string) => (await service.core.db.select().from(relaySessions).where(eq(relaySessions.agentId, agentId)))[0];
+
+describe("relay sessions", () => {
+  it("records an open socket under a sess_ id, with its runtime and this process", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const relay = await RelayClient.connect(service.baseUrl, { agent_id: agentId, runtime: "my-runtime" }, account.apiKey);
+    const row = await sessionRow(agentId);
+    expect(isId("sess", row!.sessionId)).toBe(true);
+    expect(row).toMatchObject({ runtime: "my-runtime", processId: service.core.processId });
+    await relay.close();
+  });
+
+  it("moves last_seen_at to the present when the holder touches its session (every ping)", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const relay = await RelayClient.connect(service.baseUrl, { agent_id: agentId, runtime: "test" }, account.apiKey);
+    const opened = (await sessionRow(agentId))!;
+    const later = new Date(opened.lastSeenAt.getTime() + 30_000);
+    const realNow = service.core.now;
+    service.core.now = () => later;
+    try {
+      await touchRelaySession(service.core, agentId, opened.sessionId);
+    } finally {
+      service.core.now = realNow;
+    }
+    const touched = (await sessionRow(agentId))!;
+    expect(touched.lastSeenAt.getTime()).toBe(later.getTime());
+    expect(touched.connectedAt.getTime()).toBe(opened.connectedAt.getTime());
+    await relay.close();
+  });
+});
