@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { numbers } from "../../core/db/schema/numbers.js";
 import { resolveVoiceId } from "../../core/voices/account-voice.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
@@ -145,7 +146,10 @@ describe("inbound calls", () => {
 
   it("answers 404 for a number that is not the account's and 409 for one of its numbers released", async () => {
     const { numberId, phoneNumber } = await agentWithNumber(api);
-    expect((await api.post("/v1/sandbox/inbound/calls", { to_number: "+14155550177", from_number: "+14155550122" })).status).toBe(404);
+    // A sandbox number nobody here holds (numbers are drawn at random from the same 555-01xx range).
+    const held = new Set((await service.core.db.select({ e164: numbers.phoneNumber }).from(numbers)).map((n) => n.e164));
+    const unheld = Array.from({ length: 100 }, (_, i) => `+1415555${String(100 + i).padStart(4, "0")}`).find((n) => !held.has(n))!;
+    expect((await api.post("/v1/sandbox/inbound/calls", { to_number: unheld, from_number: "+14155550122" })).status).toBe(404);
     await api.post(`/v1/numbers/${numberId}/release`);
     expect((await api.post("/v1/sandbox/inbound/calls", { to_number: phoneNumber, from_number: "+14155550122" })).status).toBe(404);
   });
