@@ -18,8 +18,8 @@ const testFiles = process.env.MUTATE_TESTS ? process.env.MUTATE_TESTS.split(",")
 export default {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutate.config.ts" },
-  // Schemas are data the contract tests pin as a whole; mutating their messages says little.
   ...(testFiles ? { testFiles } : {}),
+  // Schemas are data the contract tests pin as a whole; mutating their messages says little.
   mutate: [...mutate, "!**/*.test.ts", "!**/schemas.ts", "!**/protocol2-schemas.ts"],
   coverageAnalysis: "perTest",
   // `// @ts-nocheck` on the files that may be mutated (the build type-checks them, and mutated code

@@ -27,7 +27,8 @@ export interface V1Requirements {
   extra: { name: string; version: string };
 }
 
-interface Authorization {
+/** An EIP-3009 authorization as X-PAYMENT carries it (numbers as decimal strings). */
+export interface V1Authorization {
   from: string;
   to: string;
   value: string;
@@ -57,8 +58,8 @@ export function v1Requirements(settings: PaymentSettings, amountMicros: number, 
 const UINT = /^\d{1,78}$/;
 
 /** The authorization and signature of an X-PAYMENT header, or the reason it cannot be one. */
-function decode(header: string, requirements: V1Requirements): { authorization: Authorization; signature: `0x${string}` } | string {
-  let payment: { x402Version?: unknown; scheme?: unknown; network?: unknown; payload?: { signature?: unknown; authorization?: Partial<Authorization> } };
+function decode(header: string, requirements: V1Requirements): { authorization: V1Authorization; signature: `0x${string}` } | string {
+  let payment: { x402Version?: unknown; scheme?: unknown; network?: unknown; payload?: { signature?: unknown; authorization?: Partial<V1Authorization> } };
   try {
     payment = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
   } catch {
@@ -79,7 +80,7 @@ function decode(header: string, requirements: V1Requirements): { authorization: 
     typeof auth.nonce === "string" &&
     /^0x[0-9a-fA-F]{64}$/.test(auth.nonce);
   if (!complete) return "X-PAYMENT does not hold an EIP-3009 authorization and its signature";
-  return { authorization: auth as Authorization, signature: signature as `0x${string}` };
+  return { authorization: auth as V1Authorization, signature: signature as `0x${string}` };
 }
 
 /**

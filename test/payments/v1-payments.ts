@@ -1,6 +1,6 @@
 import type { PrivateKeyAccount } from "viem/accounts";
 import type { PaymentSettings } from "../../payments/settings.js";
-import type { V1Requirements } from "../../payments/x402-v1.js";
+import type { V1Authorization, V1Requirements } from "../../payments/x402-v1.js";
 import { BASE_SEPOLIA_USDC, randomNonce, TRANSFER_WITH_AUTHORIZATION } from "../support/wallet.js";
 
 /** The settings of a local-mode service paid in Base Sepolia USDC, to a fixed payee. */
@@ -20,16 +20,6 @@ export function baseSepoliaSettings(overrides: Partial<PaymentSettings> = {}): P
     ...overrides,
   };
 }
-
-export interface V1Authorization {
-  from: string;
-  to: string;
-  value: string;
-  validAfter: string;
-  validBefore: string;
-  nonce: string;
-}
-
 
 /**
  * An EIP-3009 authorization for `requirements`, signed by `wallet` in the settings' token domain,

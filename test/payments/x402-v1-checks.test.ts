@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkV1Payment, v1Receipt, v1Requirements, type V1Requirements } from "../../payments/x402-v1.js";
+import { checkV1Payment, v1Receipt, v1Requirements, type V1Authorization, type V1Requirements } from "../../payments/x402-v1.js";
 import { newWallet } from "../support/wallet.js";
-import { baseSepoliaSettings, signV1, v1Header, xPayment, type V1Authorization } from "./v1-payments.js";
+import { baseSepoliaSettings, signV1, v1Header, xPayment } from "./v1-payments.js";
 
 // x402 v1's offline checks, called directly with real EIP-712 signatures: every refusal with its
 // exact words, the bounds of each number and of the validity window, and the v2 shapes a payment
