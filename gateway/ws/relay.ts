@@ -38,12 +38,11 @@ export function relayRoute(core: Core): UpgradeRoute {
   return {
     pattern: /^\/v1\/events\/ws$/,
     async handle(req, socket, head) {
-      const accountId = await relayUpgradeAccount(core, req);
       const query = new URL(req.url ?? "/", "http://localhost").searchParams;
-      const agentId = query.get("agent_id");
-      const runtime = query.get("runtime") ?? "generic";
-      if (!agentId) throw new UpgradeRefusal("validation_error", "agent_id is required: /v1/events/ws?agent_id=agt_...");
-      if (!RUNTIME_PATTERN.test(runtime)) throw new UpgradeRefusal("validation_error", "runtime must match [a-z0-9_-]{1,32}.");
+      // A ticket is spent as it is read: a URL that could not open a relay is refused before that.
+      if (query.has("ticket")) relayTarget(query);
+      const accountId = await relayUpgradeAccount(core, req);
+      const { agentId, runtime } = relayTarget(query);
       const sessionId = await openRelaySession(core, accountId, agentId, runtime);
       wss.handleUpgrade(req, socket, head, (ws) => {
         const relay = new RelaySocket(core, ws, agentId, runtime, sessionId);
@@ -56,6 +55,15 @@ export function relayRoute(core: Core): UpgradeRoute {
       wss.close();
     },
   };
+}
+
+/** The agent and runtime a relay URL names, or the 422 saying what is wrong with it. */
+function relayTarget(query: URLSearchParams): { agentId: string; runtime: string } {
+  const agentId = query.get("agent_id");
+  const runtime = query.get("runtime") ?? "generic";
+  if (!agentId) throw new UpgradeRefusal("validation_error", "agent_id is required: /v1/events/ws?agent_id=agt_...");
+  if (!RUNTIME_PATTERN.test(runtime)) throw new UpgradeRefusal("validation_error", "runtime must match [a-z0-9_-]{1,32}.");
+  return { agentId, runtime };
 }
 
 /** One open relay socket: what it has in flight, its timers, its subscriptions. */

@@ -1,8 +1,9 @@
 import { eq } from "drizzle-orm";
-import { expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import type { Core } from "../../core/context.js";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
+import { startTestService, type TestService, type TestServiceOptions } from "../support/service.js";
 
 /** The account's ledger rows, oldest first. */
 export async function ledgerOf(core: Core, accountId: string) {
@@ -33,4 +34,20 @@ export function manualClock(core: Core, start = new Date("2026-11-22T10:00:00.00
     },
     now: () => new Date(now),
   };
+}
+
+/**
+ * One service for the whole test file: started before its first test, stopped after its last,
+ * and its clock put back after each test (tests here move it with manualClock).
+ */
+export function serviceForFile(options: TestServiceOptions = {}): () => TestService {
+  let service: TestService | undefined;
+  beforeAll(async () => {
+    service = await startTestService(options);
+  });
+  afterAll(() => service?.stop());
+  afterEach(() => {
+    if (service) service.core.now = () => new Date();
+  });
+  return () => service!;
 }

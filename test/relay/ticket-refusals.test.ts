@@ -35,6 +35,18 @@ function refusal(url: string): Promise<{ status: number; body: any }> {
   });
 }
 
+/** Opens the URL with no Authorization header and expects the relay's ready frame. */
+async function expectOpens(url: string): Promise<void> {
+  const ws = new WebSocket(url);
+  const first = await new Promise<any>((resolve, reject) => {
+    ws.once("message", (data) => resolve(JSON.parse(String(data))));
+    ws.once("unexpected-response", (_req, res) => reject(new Error(`the upgrade was refused: ${res.statusCode}`)));
+    ws.once("error", reject);
+  });
+  ws.close();
+  expect(first).toMatchObject({ type: "ready" });
+}
+
 const wsBase = () => service.baseUrl.replace(/^http/, "ws");
 const ticketFor = async (agentId: string) => (await api.post("/v1/events/ws/ticket", { agent_id: agentId })).body.ticket as string;
 
@@ -56,12 +68,22 @@ describe("relay ticket refusals", () => {
     expect(body.detail).toBe(`The relay ticket was issued for agent ${a.agentId}, not ${b.agentId}.`);
   });
 
-  it("a good ticket on a URL without agent_id: 422, agent_id is required (not a ticket refusal)", async () => {
+  it("a good ticket on a URL without agent_id: 422, agent_id is required (not a ticket refusal), and the ticket stays good", async () => {
     const { agentId } = await agentWithNumber(api);
     const ticket = await ticketFor(agentId);
     const { status, body } = await refusal(`${wsBase()}/v1/events/ws?ticket=${ticket}`);
     expect(status).toBe(422);
     expect(body).toMatchObject({ code: "validation_error" });
     expect(body.detail).toMatch(/^agent_id is required/);
+    await expectOpens(`${wsBase()}/v1/events/ws?agent_id=${agentId}&ticket=${ticket}`);
+  });
+
+  it("a good ticket on a URL with a bad runtime: 422, and the ticket stays good", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const ticket = await ticketFor(agentId);
+    const { status, body } = await refusal(`${wsBase()}/v1/events/ws?agent_id=${agentId}&runtime=Not%20Valid&ticket=${ticket}`);
+    expect(status).toBe(422);
+    expect(body.detail).toBe("runtime must match [a-z0-9_-]{1,32}.");
+    await expectOpens(`${wsBase()}/v1/events/ws?agent_id=${agentId}&ticket=${ticket}`);
   });
 });
