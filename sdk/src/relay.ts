@@ -27,6 +27,8 @@ export interface RelayOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   /** No frame and no ping for this long means the connection is dead (ws only, which sees pings). Default 70 s. */
   idleTimeoutMs?: number;
+  /** A connection not ready (the relay's `ready` frame) this long after it was begun is dropped and tried again. Default 15 s. */
+  handshakeTimeoutMs?: number;
   /** Where handled event ids are remembered. Default: the last 10,000 in memory. */
   seen?: Pick<SeenEvents, "has" | "add">;
   /** A handler threw, or the relay gave up (revoked key, deleted agent, replaced by another connection). */
@@ -41,7 +43,7 @@ export interface RelayConnection {
   /** Resolves when the first connection is ready. */
   readonly ready: Promise<void>;
   readonly status: RelayStatus;
-  /** Closes for good: no more reconnects; handlers already running finish. */
+  /** Closes for good: no more reconnects; handlers already running finish. Resolves once the status is `closed`. */
   close(): Promise<void>;
 }
 
@@ -130,6 +132,9 @@ export function relay(agentId: string, handlers: RelayHandlers, options: RelayOp
       watchdog = setTimeout(() => ws.close(4001, "no ping from the server"), idle);
     };
     (ws as unknown as { on?: (name: string, fn: () => void) => void }).on?.("ping", alive);
+    // A server that takes the connection and never answers the upgrade, or never says ready,
+    // would otherwise hold this attempt until the operating system gives up on it, if ever.
+    const handshake = setTimeout(() => ws.close(4001, "the relay did not get ready in time"), options.handshakeTimeoutMs ?? 15_000);
     return new Promise((resolve) => {
       let wasReady = false;
       const onStop = () => ws.close(1000, "closed by the client");
@@ -144,6 +149,7 @@ export function relay(agentId: string, handlers: RelayHandlers, options: RelayOp
           return;
         }
         if (frame.type === "ready") {
+          clearTimeout(handshake);
           wasReady = true;
           setStatus("open");
           markReady();
@@ -159,6 +165,7 @@ export function relay(agentId: string, handlers: RelayHandlers, options: RelayOp
       };
       ws.onerror = () => {};
       ws.onclose = ({ code }) => {
+        clearTimeout(handshake);
         clearTimeout(watchdog);
         stopping.signal.removeEventListener("abort", onStop);
         if (socket === ws) socket = undefined;
@@ -167,7 +174,7 @@ export function relay(agentId: string, handlers: RelayHandlers, options: RelayOp
     });
   };
 
-  void (async () => {
+  const held = (async () => {
     const Socket = options.WebSocket ?? (await defaultSocket());
     for (let attempt = 0; !stopping.signal.aborted; ) {
       setStatus(attempt === 0 && status === "connecting" ? "connecting" : "reconnecting");
@@ -202,6 +209,7 @@ export function relay(agentId: string, handlers: RelayHandlers, options: RelayOp
       closing = true;
       await Promise.all(runningHandlers);
       stopping.abort();
+      await held;
     },
   };
 }

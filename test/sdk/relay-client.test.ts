@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -100,6 +101,29 @@ async function setUp(env: Record<string, string> = {}) {
 }
 
 describe("the SDK's relay client", () => {
+  it("drops a connection the server takes but never answers, and tries again", { timeout: 30_000 }, async () => {
+    // A server that accepts TCP connections and says nothing: no upgrade, no ready.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    stops.push(async () => {
+      held.forEach((socket) => socket.destroy());
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const url = `ws://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/events/ws?agent_id=agt_x`;
+    const statuses: string[] = [];
+    const connection = new Agentline({ baseUrl: "http://127.0.0.1:1", apiKey: "sk_unused" }).relay(
+      "agt_x",
+      {},
+      { url: async () => url, handshakeTimeoutMs: 200, backoff: { initialMs: 10, maxMs: 20 }, onStatus: (s) => statuses.push(s) },
+    );
+    await eventually(() => held.length >= 3, "a third attempt");
+    expect(statuses).toContain("reconnecting");
+    expect(connection.status).not.toBe("open");
+    await connection.close();
+    expect(connection.status).toBe("closed");
+  });
+
   it("keeps answering a call across a server restart: no event lost, none handed twice", { timeout: 90_000 }, async () => {
     const { service, agentline, agentId, allEvents } = await setUp();
     const seen = tally();
