@@ -1,6 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { events } from "../../core/db/schema/events.js";
+import { EVENTS_CREATED_CHANNEL } from "../../core/events/channels.js";
 import { webhookAttempts } from "../../core/db/schema/webhook-attempts.js";
 import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
 import { abandonDelivery, claimDueDeliveries, enqueueDelivery, IN_FLIGHT, recordAttempt, recordAttemptStart, type ClaimOptions, type DeliveryJob } from "../../core/webhooks/deliveries.js";
@@ -276,5 +277,39 @@ describe("testWebhook", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_400);
     expect(result).toMatchObject({ delivered: false, status_code: null, latency_ms: null, error: "no attempt yet; see GET /v1/webhooks/deliveries" });
     expect(result.event_id).toMatch(/^evt_/);
+  });
+});
+
+describe("a session's end", () => {
+  // docs/protocol-2.md, "The session, in order": call.session.end goes in the ordinary lane,
+  // yet must not overtake its session's start, which goes in the live lane.
+  it("waits while the session's start awaits or makes its first attempt, and goes once the start is only retried", async () => {
+    const agent = await agentWithWebhook();
+    await enqueue(agent, { messageType: "call.session.start" });
+    const end = await enqueue(agent, { messageType: "call.session.end" });
+    expect(await claim({ lane: "first" })).toEqual([]);
+    const [start] = await claim({ lane: "live" });
+    expect(start!.messageType).toBe("call.session.start");
+    expect(await claim({ lane: "first" })).toEqual([]);
+    // The start's first attempt fails: its retries are ordinary ones and hold nothing back.
+    const attemptId = await recordAttemptStart(service.core, start!, "http://127.0.0.1:9/hook");
+    expect(await recordAttempt(service.core, start!, attemptId, { statusCode: 503, error: null, latencyMs: 3 })).not.toBeNull();
+    expect((await claim({ lane: "first" })).map((j) => j.deliveryId)).toEqual([end.deliveryId]);
+  });
+});
+
+describe("abandonDelivery, announced", () => {
+  it("announces the event's return to the mailbox, so a reader waiting on the agent wakes", async () => {
+    const agent = await agentWithWebhook();
+    await api.post("/v1/sandbox/inbound/sms", { to_number: agent.phoneNumber, from_number: "+14155550191", text: "back to the mailbox" });
+    const [job] = await service.core.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.agentId, agent.agentId));
+    const heard: Array<Record<string, unknown>> = [];
+    const stop = service.core.bus.subscribe(EVENTS_CREATED_CHANNEL, (message) => void heard.push(message));
+    try {
+      await service.core.db.transaction((tx) => abandonDelivery(service.core, tx, job!));
+      await expect.poll(() => heard, { timeout: 10_000 }).toContainEqual({ agent_id: agent.agentId, account_id: account.accountId });
+    } finally {
+      stop();
+    }
   });
 });

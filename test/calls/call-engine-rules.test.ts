@@ -1,0 +1,66 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createAccount, type TestAccount } from "../support/accounts.js";
+import { Api } from "../support/api.js";
+import { startReceiver } from "../support/receiver.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { Softphone } from "../support/softphone.js";
+import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
+
+// The call engine's filler timers: one per call, on the clock of the turn's first words. The
+// turn timeout is short here so that the filler is heard within a test.
+const TURN_TIMEOUT_MS = 700;
+const FILLER = "Bear with me.";
+
+let service: TestService;
+let account: TestAccount;
+let api: Api;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+beforeAll(async () => {
+  service = await startTestService({ env: { ALLOW_PRIVATE_WEBHOOKS: "1", TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS), TURN_FILLER_TEXT: FILLER } });
+  account = await createAccount(service.core);
+  api = new Api(service.baseUrl, account.apiKey);
+});
+afterAll(() => service?.stop());
+beforeEach(async () => {
+  receiver = await startReceiver(() => 202);
+});
+afterEach(() => receiver?.close());
+
+
+describe("the carrier's signals", () => {
+  it("take the caller's words as speech when the carrier does not say how they came", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const { turnId } = await service.core.calls.callerUtterance(callId, "Hello?");
+    const [event] = await drainEvents(api, agentId);
+    expect(event).toMatchObject({ event_type: "call.utterance", turn_id: turnId, payload: { text: "Hello?", input: "speech" } });
+  });
+});
+
+describe("the filler timer", () => {
+  it("keeps the newer turn's filler when a close for an older turn of the call arrives late", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    const older = await phone.say("What time do you open?");
+    const newer = await phone.say("Sorry, on Sundays?");
+    // A final answer to the older turn, whose close reaches the engine after the newer turn opened
+    // (the push and the utterance raced): the newer turn still waits for its answer.
+    service.core.calls.turnClosed(callId, older);
+    expect(await phone.next((f) => f.type === "speech", 5_000)).toEqual({ type: "speech", text: FILLER, final: false, turn_id: newer });
+    await drainEvents(api, agentId);
+    phone.close();
+  });
+
+  it("speaks the filler of a turn whose event went to a webhook", async () => {
+    // Such a turn is opened by openTurn's transaction, not the one-trip function: it needs its timer too.
+    const { agentId } = await agentWithNumber(api);
+    expect((await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url })).status).toBe(201);
+    const callId = await answeredCall(api, agentId);
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    const turn = await phone.say("Can you check my order?");
+    expect(await phone.next((f) => f.type === "speech", 5_000)).toEqual({ type: "speech", text: FILLER, final: false, turn_id: turn });
+    phone.close();
+  });
+});
