@@ -3,16 +3,37 @@
 // that cover each edit; an edit no test notices is a survivor, listed with its place in
 // reports/mutation/. The score is reported per folder.
 // MUTATE narrows a run to some files (a glob, comma-separated), e.g. MUTATE=core/billing/money.ts.
-const folders = ["core/billing", "payments", "core/relay", "core/webhooks", "core/calls", "core/auth"];
-const mutate = process.env.MUTATE ? process.env.MUTATE.split(",") : folders.map((folder) => `${folder}/**/*.ts`);
-// MUTATE_REPORT names a narrowed run's reports (reports/mutation/<name>.json and .html), so runs
-// over parts of the tree, one after another, each keep theirs.
-const report = process.env.MUTATE_REPORT ?? "index";
-// MUTATE_TESTS limits the tests a run may use (globs, comma-separated), e.g. a folder's mutants
-// against that folder's test files: code every test passes through (the ledger, API-key
+// Each folder and the test files that can catch its mutants (tests that spawn a service process
+// cannot: Stryker switches mutants in its own process).
+const folders = {
+  "core/billing": ["test/billing/**/*.test.ts", "test/numbers/**/*.test.ts", "test/payments/leases.test.ts", "test/agents/delete-agent-numbers.test.ts"],
+  payments: ["test/payments/**/*.test.ts"],
+  "core/relay": ["test/relay/**/*.test.ts", "test/events/**/*.test.ts", "test/sdk/relay-client.test.ts", "test/sdk/turns.test.ts"],
+  "core/webhooks": ["test/webhooks/**/*.test.ts", "core/webhooks/**/*.test.ts", "test/agents/**/*.test.ts"],
+  "core/calls": [
+    "test/calls/**/*.test.ts",
+    "test/twilio/**/*.test.ts",
+    "test/sdk/turns.test.ts",
+    "test/webhooks/protocol2.test.ts",
+    "test/events/**/*.test.ts",
+    "test/mcp/tools.test.ts",
+    "test/billing/call-billing-edges.test.ts",
+    "test/payments/wallet-hangup.test.ts",
+  ],
+  "core/auth": ["test/auth/**/*.test.ts", "test/security.test.ts", "test/tenancy.test.ts", "test/mcp/auth.test.ts"],
+};
+// MUTATE_FOLDER runs one folder against its own tests, its reports named after it (core/calls →
+// reports/mutation/calls.json): code every test passes through (the ledger, API-key
 // authentication) would otherwise run the whole suite for each surviving mutant. A mutant such a
 // run kills, the full suite kills too; the score is a floor.
-const testFiles = process.env.MUTATE_TESTS ? process.env.MUTATE_TESTS.split(",") : undefined;
+const folder = process.env.MUTATE_FOLDER;
+if (folder !== undefined && !(folder in folders)) throw new Error(`MUTATE_FOLDER must be one of ${Object.keys(folders).join(", ")}`);
+const mutate = process.env.MUTATE ? process.env.MUTATE.split(",") : (folder ? [folder] : Object.keys(folders)).map((f) => `${f}/**/*.ts`);
+// MUTATE_REPORT names a narrowed run's reports (reports/mutation/<name>.json and .html), so runs
+// over parts of the tree, one after another, each keep theirs.
+const report = process.env.MUTATE_REPORT ?? (folder ? folder.split("/").at(-1) : "index");
+// MUTATE_TESTS limits the tests a run may use (globs, comma-separated).
+const testFiles = process.env.MUTATE_TESTS ? process.env.MUTATE_TESTS.split(",") : folder ? folders[folder] : undefined;
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
