@@ -176,6 +176,10 @@ export async function cancelOpenTurn(core: Core, callId: string): Promise<string
 export async function claimFiller(core: Core, callId: string, turnId: string): Promise<string | null> {
   const now = core.now();
   return core.db.transaction(async (tx) => {
+    // The call's row first, as an utterance, an amend, an interruption and a push lock it before
+    // the turn's: the filler's transcript line needs a share of that row (its foreign key), and
+    // taken after the turn's row it deadlocked with an amend holding the call and waiting for the turn.
+    await tx.select({ callId: calls.callId }).from(calls).where(eq(calls.callId, callId)).for("update");
     const [claimed] = await tx
       .update(turns)
       .set({ fillerSpokenAt: now })

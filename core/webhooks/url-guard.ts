@@ -13,10 +13,12 @@ for (const [net, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::"
 /** How to lift the guard, for the messages that refuse a target: a setting of the server, for development. */
 const DEVELOPMENT_ONLY = "a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development,";
 
-/** True for an address a webhook may not target (IPv4-mapped IPv6 is judged as its IPv4). */
+/**
+ * True for an address a webhook may not target, and for anything that is no IP address.
+ * BlockList judges an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`, `::ffff:a00:1`) by the IPv4
+ * rules itself.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return blocked.check(mapped, "ipv4");
   const family = isIP(address);
   if (family === 0) return true;
   return blocked.check(address, family === 4 ? "ipv4" : "ipv6");

@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { CallEngine } from "../../core/calls/call-engine.js";
+import type { Core } from "../../core/context.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { startReceiver } from "../support/receiver.js";
@@ -62,5 +64,50 @@ describe("the filler timer", () => {
     const turn = await phone.say("Can you check my order?");
     expect(await phone.next((f) => f.type === "speech", 5_000)).toEqual({ type: "speech", text: FILLER, final: false, turn_id: turn });
     phone.close();
+  });
+
+  it("runs from the turn's first words: the caller adding words to the open turn does not restart it", async () => {
+    // An engine of its own on the service's core, with a longer timeout: the caller's words come
+    // every 200 ms, far inside it, so that a clock restarted by each of them would never run out
+    // while they come. The softphone hears what that engine speaks, through the same carrier.
+    const timeoutMs = 1_500;
+    const core = Object.create(service.core, { config: { value: { ...service.core.config, turnTimeoutMs: timeoutMs } } }) as Core;
+    const engine = new CallEngine(core);
+    const { agentId } = await agentWithNumber(api);
+    // Protocol 2's supports_amend: more words grow the open turn instead of opening another.
+    const hook = await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url, protocol: "service-relay/2", capabilities: ["supports_amend"] });
+    expect(hook.status).toBe(201);
+    const callId = await answeredCall(api, agentId);
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    let heardAt: number | undefined;
+    phone.ws.on("message", (data) => {
+      if (heardAt === undefined && JSON.parse(String(data)).type === "speech") heardAt = performance.now();
+    });
+    try {
+      const opened = performance.now();
+      const { turnId } = await engine.callerUtterance(callId, "I'd like to book a table");
+      // More words every 200 ms, until the filler is heard or well past the time it is due.
+      const sentAt: number[] = [];
+      for (let k = 1; heardAt === undefined && k * 200 <= timeoutMs + 700; k++) {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, opened + k * 200 - performance.now())));
+        if (heardAt !== undefined) break;
+        sentAt.push(performance.now());
+        expect(await engine.callerUtterance(callId, `and one more thing, number ${k}`)).toEqual({ turnId });
+      }
+      expect(await phone.next((f) => f.type === "speech", 5_000)).toEqual({ type: "speech", text: FILLER, final: false, turn_id: turnId });
+      // Not before the timeout (timers never run early)...
+      expect(heardAt! - opened).toBeGreaterThanOrEqual(timeoutMs - 50);
+      // ...and while the caller was still adding words, the latest of them less than a timeout
+      // before it: a clock restarted by those words would have been running still.
+      const latest = sentAt.filter((at) => at < heardAt!).at(-1);
+      expect(latest).toBeDefined();
+      expect(heardAt! - latest!).toBeLessThan(timeoutMs);
+      // One filler for the turn, however many words it grew by.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(phone.frames.filter((f) => f.type === "speech")).toHaveLength(1);
+    } finally {
+      engine.close();
+      phone.close();
+    }
   });
 });

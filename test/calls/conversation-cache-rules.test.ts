@@ -6,7 +6,7 @@ import { Api } from "../support/api.js";
 import { RelayClient } from "../support/relay-client.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
-import { agentWithNumber, answeredCall } from "../support/telephony.js";
+import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
 
 // The conversation a live turn carries is kept in memory line by line (core/calls/conversation-cache.ts).
 // A copy is trusted only while it ends with the call's last transcript line; a wrong copy would
@@ -81,5 +81,43 @@ describe("the conversation of a live call", () => {
     expect(event.conversation).toEqual((await api.get(`/v1/calls/${callId}/transcript`)).body);
     phone.close();
     await relay.close();
+  });
+
+  it("is forgotten when the turn's one round trip fails, and the next turn reads it afresh", async () => {
+    // An agent with neither relay socket nor webhook: its turns go to the mailbox, by the one-trip function.
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    await service.core.calls.callerUtterance(callId, "question 0");
+    expect(conversations(service.core).get(callId)?.lines.map((l) => l.text)).toEqual(["question 0"]);
+
+    // The database refuses the next turn: the function fails, nothing of the turn is written.
+    await service.core.db.execute(sql.raw(`
+      create function refuse_marked_turns() returns trigger language plpgsql as $$
+      begin
+        if new.text = 'refused words' then raise exception 'turn refused by the test'; end if;
+        return new;
+      end $$`));
+    await service.core.db.execute(sql.raw("create trigger refuse_marked_turns before insert on turns for each row execute function refuse_marked_turns()"));
+    try {
+      const failed = await service.core.calls.callerUtterance(callId, "refused words").catch((error: unknown) => error);
+      // The database's own error reaches the caller of the turn...
+      const messages: string[] = [];
+      for (let e = failed as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) messages.push(String(e.message));
+      expect(messages.join("\n")).toContain("turn refused by the test");
+      // ...and the process no longer trusts its copy of the conversation, which it could not tell
+      // the failed turn had left as it was.
+      expect(conversations(service.core).get(callId)).toBeUndefined();
+    } finally {
+      await service.core.db.execute(sql.raw("drop trigger refuse_marked_turns on turns"));
+      await service.core.db.execute(sql.raw("drop function refuse_marked_turns()"));
+    }
+
+    await service.core.calls.callerUtterance(callId, "question 1");
+    const events = await drainEvents(api, agentId);
+    expect(events.map((e) => e.payload.text)).toEqual(["question 0", "question 1"]);
+    // The next turn carried the conversation as the transcript has it, read afresh, and the copy is kept again.
+    expect(events[1].conversation.map((l: { text: string }) => l.text)).toEqual(["question 0", "question 1"]);
+    expect(events[1].conversation).toEqual((await api.get(`/v1/calls/${callId}/transcript`)).body);
+    expect(conversations(service.core).get(callId)?.lines).toEqual(events[1].conversation);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { cancelOpenTurn, claimFiller } from "../../core/calls/turns.js";
 import { executeRows } from "../../core/db/database.js";
 import { calls } from "../../core/db/schema/calls.js";
+import { turns } from "../../core/db/schema/turns.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { startReceiver } from "../support/receiver.js";
@@ -203,6 +204,42 @@ describe("the filler claim", () => {
       ["assistant", "It shipped."],
       ["user", "Thanks!"],
       ["assistant", "You're welcome."],
+    ]);
+    await drainEvents(api, agentId);
+    phone.close();
+  });
+
+  it("waits for a transaction holding the call, and is not lost to it when that transaction then writes the turn", async () => {
+    // An amend holds the call's row and then updates the turn. A claim that took the turn's row
+    // first would wait for the call's row (its transcript line's foreign key) while the amend
+    // waits for the turn's: a deadlock, which PostgreSQL broke by failing the claim, so the
+    // filler was never spoken. Here a test transaction does what the amend does, in two steps.
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    const turnId = await phone.say("I'd like to book a table");
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const amend = service.core.db.transaction(async (tx) => {
+      await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+      held();
+      await gate;
+      await tx.update(turns).set({ text: "I'd like to book a table\nfor four" }).where(eq(turns.turnId, turnId));
+    });
+    await holding;
+    const claim = claimFiller(service.core, callId, turnId);
+    await waitersOnTheCall(1);
+    release();
+    const [amended, claimed] = await Promise.allSettled([amend, claim]);
+    expect(amended.status).toBe("fulfilled");
+    expect(claimed).toEqual({ status: "fulfilled", value: "One moment." });
+    const [turn] = await service.core.db.select().from(turns).where(eq(turns.turnId, turnId));
+    expect(turn).toMatchObject({ status: "open", text: "I'd like to book a table\nfor four", fillerSpokenAt: expect.any(Date) });
+    expect(await transcript(callId)).toEqual([
+      ["user", "I'd like to book a table"],
+      ["assistant", "One moment."],
     ]);
     await drainEvents(api, agentId);
     phone.close();

@@ -1,6 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { events } from "../../core/db/schema/events.js";
+import { turns } from "../../core/db/schema/turns.js";
 import { EVENTS_CREATED_CHANNEL } from "../../core/events/channels.js";
 import { webhookAttempts } from "../../core/db/schema/webhook-attempts.js";
 import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
@@ -10,7 +11,7 @@ import { newId } from "../../core/ids.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { agentWithNumber } from "../support/telephony.js";
+import { agentWithNumber, answeredCall } from "../support/telephony.js";
 
 // The delivery rules, driven directly against the database: the service's own worker is stopped,
 // so jobs stay where these tests put them.
@@ -72,6 +73,10 @@ async function deliveryRow(deliveryId: string) {
 }
 async function eventRow(seq: number) {
   const [row] = await service.core.db.select().from(events).where(eq(events.seq, seq));
+  return row!;
+}
+async function turnRow(turnId: string) {
+  const [row] = await service.core.db.select().from(turns).where(eq(turns.turnId, turnId));
   return row!;
 }
 
@@ -266,6 +271,32 @@ describe("abandonDelivery", () => {
     await service.core.db.update(events).set({ status: "delivered" }).where(and(eq(events.seq, other.eventSeq!)));
     await service.core.db.transaction((tx) => abandonDelivery(service.core, tx, other));
     expect(await eventRow(other.eventSeq!)).toMatchObject({ status: "delivered", route: "webhook" });
+  });
+
+  it("gives up an open live turn with its message, and leaves a turn already answered alone", async () => {
+    const agent = await agentWithWebhook();
+    const callId = await answeredCall(api, agent.agentId);
+    const say = async (text: string) => (await api.post(`/v1/sandbox/calls/${callId}/say`, { text })).body.turn_id as string;
+    // The caller's words open a turn; its call.utterance waits in the live lane for the runtime.
+    const turnId = await say("Hello?");
+    const [job] = await claim({ lane: "live" });
+    expect(job).toMatchObject({ turnId, messageType: "call.utterance" });
+    // The live schedule (two retries) is spent: the runtime never heard the turn, so nobody will answer it.
+    const attemptId = await recordAttemptStart(service.core, job!, "http://127.0.0.1:9/hook");
+    expect(await recordAttempt(service.core, { ...job!, attempts: 3 }, attemptId, failed)).toBeNull();
+    const abandoned = await turnRow(turnId);
+    expect(abandoned.status).toBe("abandoned");
+    expect(abandoned.closedAt).toBeInstanceOf(Date);
+
+    // A turn the runtime answered (through the context endpoint) while its message was still retried stays answered.
+    const answered = await say("Are you there?");
+    const [later] = await claim({ lane: "live" });
+    expect(later!.turnId).toBe(answered);
+    expect((await api.post(`/v1/calls/${callId}/context`, { text: "Yes, I am." }, { query: { turn_id: answered } })).status).toBe(200);
+    const before = await turnRow(answered);
+    expect(before.status).toBe("answered");
+    await service.core.db.transaction((tx) => abandonDelivery(service.core, tx, later!));
+    expect(await turnRow(answered)).toEqual(before);
   });
 });
 

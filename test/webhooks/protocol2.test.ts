@@ -80,6 +80,8 @@ describe("protocol service-relay/2", () => {
     const amended = await phone.say("for four people, at eight");
     expect(amended).toBe(turn);
     const [, open, amend] = await receiver.waitFor(3);
+    // The type is sent twice: as X-Service-Event (the delivery's own) and in the body.
+    expect(typeOf(amend!)).toBe("call.task.amend");
     expect(amend!.body).toMatchObject({
       type: "call.task.amend",
       task_id: turn,
@@ -98,6 +100,7 @@ describe("protocol service-relay/2", () => {
     const [, open] = await receiver.waitFor(2);
     phone.send({ type: "interrupt" });
     const [, , cancel] = await receiver.waitFor(3);
+    expect(typeOf(cancel!)).toBe("call.task.cancel");
     expect(cancel!.body).toMatchObject({ type: "call.task.cancel", task_id: turn, reason: "interrupted" });
     (await Contract.load(service.baseUrl)).checkWebhook("call.task.cancel", cancel!.body);
     expect((await answer(open!.body, "too late")).status).toBe(409);

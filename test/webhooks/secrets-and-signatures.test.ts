@@ -1,10 +1,13 @@
 import { createHmac } from "node:crypto";
 import { verify as verifyGithub } from "@octokit/webhooks-methods";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { executeRows } from "../../core/db/database.js";
+import { webhooks } from "../../core/db/schema/webhooks.js";
 import { createAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { startReceiver } from "../support/receiver.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { onPostgres, startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;
 let guarded: TestService;
@@ -25,6 +28,16 @@ async function newAgent(client: Api): Promise<string> {
   const created = await client.post("/v1/agents", { name: "Hooked" });
   expect(created.status).toBe(201);
   return created.body.agent_id;
+}
+
+/** Waits until n statements wait for a lock in this database (PostgreSQL only). */
+async function statementsWaitingForALock(n: number) {
+  for (let tries = 0; tries < 200; tries++) {
+    const [row] = await executeRows<{ n: number }>(service.core.db, sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
+    if (row!.n >= n) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`expected ${n} statements waiting for a lock`);
 }
 
 /** Sends webhook.test and returns the delivery the receiver got. */
@@ -77,6 +90,39 @@ describe("replacing a webhook keeps its secret unless asked", () => {
     expect(both.body.errors).toEqual([{ field: "rotate_secret", in: "body", message: "cannot be true when a secret is given: send one or the other" }]);
     const delivery = await testDelivery(agentId);
     expect(delivery.headers["x-webhook-signature"]).toBe(createHmac("sha256", "second-secret-of-length").update(delivery.raw).digest("hex"));
+  });
+
+  // Two connections at once, which PGlite (one transaction at a time) cannot have.
+  it.runIf(onPostgres)("keeps the secret, masked to its last four, when the webhook is deleted while a re-POST replaces it", async () => {
+    const agentId = await newAgent(api);
+    const created = await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url });
+    const secret: string = created.body.secret;
+    // A test transaction deletes the webhook and holds the deletion uncommitted: the re-POST still
+    // finds the webhook (and keeps its secret), then its insert waits on the deleted row. Committed,
+    // the row is gone, so the insert makes a new one, from the values of a webhook being created.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const deleter = service.core.db.transaction(async (tx) => {
+      await tx.delete(webhooks).where(eq(webhooks.agentId, agentId));
+      held();
+      await gate;
+    });
+    await holding;
+    const replacing = api.post("/v1/webhooks", { agent_id: agentId, url: `${receiver.url}?again=1` });
+    await statementsWaitingForALock(1);
+    release();
+    await deleter;
+    const replaced = await replacing;
+    // A new webhook (the old one was deleted), answered as the replacement the request asked for.
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.webhook_id).not.toBe(created.body.webhook_id);
+    expect(replaced.body).toMatchObject({ url: `${receiver.url}?again=1`, secret_changed: false, secret: `whsec_…${secret.slice(-4)}` });
+    const listed = await api.get("/v1/webhooks", { query: { agent_id: agentId } });
+    expect(listed.body.data.map((w: any) => w.secret)).toEqual([`whsec_…${secret.slice(-4)}`]);
+    const delivery = await testDelivery(agentId);
+    expect(delivery.headers["x-webhook-signature"]).toBe(createHmac("sha256", secret).update(delivery.raw).digest("hex"));
   });
 });
 

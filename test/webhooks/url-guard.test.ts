@@ -17,10 +17,20 @@ describe("isPrivateAddress", () => {
     expect(isPrivateAddress("::ffff:10.0.0.1")).toBe(true);
     expect(isPrivateAddress("::FFFF:127.0.0.1")).toBe(true);
     expect(isPrivateAddress("::ffff:8.8.8.8")).toBe(false);
+    expect(isPrivateAddress("::FFFF:8.8.8.8")).toBe(false);
     expect(isPrivateAddress("::ffff:93.184.216.34")).toBe(false);
   });
 
-  it.each(["not-an-ip", "example.com", "", "x::ffff:8.8.8.8", "::ffff:8.8.8.8x", "::ffff:x.8.8.8", "::ffff:8.x.8.8", "::ffff:8.8.x.8", "::ffff:8.8.8.x"])("treats %j, which is no IP address, as private", (address) => {
+  it("judges the hex form of a mapped address as its IPv4 address too, and an address that merely ends like one as IPv6", () => {
+    // The URL parser writes [::ffff:10.0.0.1] as [::ffff:a00:1].
+    expect(isPrivateAddress("::ffff:a00:1")).toBe(true);
+    expect(isPrivateAddress("::ffff:808:808")).toBe(false);
+    // Not mapped: the IPv4 at the end of these says nothing of them.
+    expect(isPrivateAddress("1::ffff:10.0.0.1")).toBe(false);
+    expect(isPrivateAddress("fe80::ffff:8.8.8.8")).toBe(true);
+  });
+
+  it.each(["not-an-ip", "example.com", "", "x::ffff:8.8.8.8", "::ffff:8.8.8.8x", "::ffff:x.8.8.8", "::ffff:8.x.8.8", "::ffff:8.8.x.8", "::ffff:8.8.8.x", "::ffff:256.0.0.1", "::ffff:010.0.0.1", "::ffff:8.8.8.08"])("treats %j, which is no IP address, as private", (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { getWebhook } from "../../core/webhooks/webhooks.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { startReceiver } from "../support/receiver.js";
@@ -69,4 +70,21 @@ it("sends webhook.test with its message and reports the first attempt; pages the
   const page = await api.get("/v1/webhooks/deliveries", { query: { agent_id: agentId, limit: 1 } });
   expect(page.body.data).toHaveLength(1);
   expect(page.body.has_more).toBe(true);
+});
+
+// getWebhook serves the MCP tool get_webhook and GET /v1/x402/webhooks, whose tests are outside
+// this folder's mutation test set: what it reads is pinned here, by calling it directly.
+it("reads an agent's webhook with its secret masked to the last four; none is undefined, another account's agent 404", async () => {
+  const { agentId } = await agentWithNumber(api);
+  expect(await getWebhook(service.core, account.accountId, agentId)).toBeUndefined();
+  const generated = await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url, protocol: "service-relay/2", capabilities: ["briefing"] });
+  expect(generated.status).toBe(201);
+  const { secret, secret_changed: _, ...shown } = generated.body;
+  expect(await getWebhook(service.core, account.accountId, agentId)).toEqual({ ...shown, secret: `whsec_…${secret.slice(-4)}` });
+  // A secret of the user's own is masked the same way.
+  await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url, secret: "a-secret-of-my-own-ending-in-WXYZ" });
+  expect((await getWebhook(service.core, account.accountId, agentId))!.secret).toBe("whsec_…WXYZ");
+
+  const stranger = await createAccount(service.core);
+  await expect(getWebhook(service.core, stranger.accountId, agentId)).rejects.toMatchObject({ code: "not_found", status: 404 });
 });
