@@ -8,8 +8,12 @@ export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 // Crockford base32, lower case: ids sort as strings in creation order (ULID layout).
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+const HALF = 2 ** 40;
 let lastMs = -1;
-let lastRandom = 0n;
+// The 80 random bits as two 40-bit halves: plain numbers, exact in a double, where BigInt
+// arithmetic allocated on every id (one per request, several per live turn).
+let high = 0;
+let low = 0;
 
 /**
  * A new prefixed id such as `agt_01jdz3k7q8m9x2v4b6n8p0r2t4`: 48 bits of milliseconds then 80
@@ -20,18 +24,22 @@ export function newId(prefix: IdPrefix): string {
   const now = Date.now();
   if (now > lastMs) {
     lastMs = now;
-    lastRandom = BigInt("0x" + randomBytes(10).toString("hex"));
-  } else {
-    lastRandom = (lastRandom + 1n) & ((1n << 80n) - 1n);
+    const random = randomBytes(10);
+    high = random.readUIntBE(0, 5);
+    low = random.readUIntBE(5, 5);
+  } else if (++low === HALF) {
+    low = 0;
+    high = (high + 1) % HALF;
   }
-  return `${prefix}_${encode(BigInt(lastMs), 10)}${encode(lastRandom, 16)}`;
+  return `${prefix}_${encode(lastMs, 10)}${encode(high, 8)}${encode(low, 8)}`;
 }
 
-function encode(value: bigint, length: number): string {
+/** The low 5×length bits of a non-negative integer below 2^53, in `length` base-32 digits. */
+function encode(value: number, length: number): string {
   let out = "";
   for (let i = 0; i < length; i++) {
-    out = ALPHABET[Number(value & 31n)] + out;
-    value >>= 5n;
+    out = ALPHABET[value % 32] + out;
+    value = Math.floor(value / 32);
   }
   return out;
 }

@@ -10,6 +10,8 @@ import { routeHandler, type Route } from "./http/route.js";
 export function createApp(core: Core, routes: Route[]): Express {
   const app = express();
   app.disable("x-powered-by");
+  // Live state, read fresh: no ETag, which hashed every body and sent it as a second write (docs/decisions.md).
+  app.set("etag", false);
   app.set("trust proxy", core.config.trustProxy);
   app.locals.baseUrl = core.config.baseUrl;
   app.use(requestContext(core.logger));

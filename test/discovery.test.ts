@@ -29,7 +29,7 @@ function mountedRoutes(router: Router): string[] {
       if (layer.route) {
         for (const method of Object.keys(layer.route.methods)) found.push(`${method.toUpperCase()} ${layer.route.path.replace(/:(\w+)/g, "{$1}")}`);
       } else if (layer.handle?.stack) walk(layer.handle.stack);
-      else if (layer.handle?.groups) for (const group of layer.handle.groups.values()) walk(group.stack);
+      else if (layer.handle?.groups) for (const group of layer.handle.groups.values()) for (const { method, route } of group) found.push(`${method} ${route.path}`);
     }
   };
   walk((router as any).stack);

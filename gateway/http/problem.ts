@@ -95,10 +95,12 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
  */
 export function routeNotFound(routes: Operation[]): RequestHandler {
   const patterns = routes.map((route) => ({ method: route.method.toUpperCase(), pattern: pathPattern(route.path) }));
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const allowed = [...new Set(patterns.filter((p) => p.pattern.test(req.path)).map((p) => p.method))];
     if (allowed.length > 0) {
       if (allowed.includes("GET")) allowed.push("HEAD");
+      // OPTIONS names what the path takes, as express's routers answered it.
+      if (req.method === "OPTIONS") return void res.set("Allow", allowed.join(", ")).type("text/plain").send(allowed.join(", "));
       next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; it takes ${allowed.join(", ")}.`, { headers: { Allow: allowed.join(", ") } }));
       return;
     }

@@ -1,4 +1,5 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from "express";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { match, type MatchFunction } from "path-to-regexp";
 import type { z } from "zod";
 import type { Core } from "../../core/context.js";
 import { createHash } from "node:crypto";
@@ -68,51 +69,88 @@ export function routeGroup(path: string): string {
   return first === "v1" ? `/v1/${second}` : `/${first}`;
 }
 
-/**
- * The routes as a request handler that goes straight to the group of the request's path: one
- * express router over some 90 routes tries each in turn (and, past 100 layers, defers to the next
- * event-loop turn), a cost every request paid. Groups never overlap (a route's group is fixed by
- * its literal first segments), so the order of matching within a group is all that matters.
- */
-export function routeHandler(routes: Route[], core: Core): RequestHandler & { groups: Map<string, Router> } {
-  const byGroup = new Map<string, Route[]>();
-  for (const route of routes) {
-    const key = routeGroup(route.path);
-    byGroup.set(key, [...(byGroup.get(key) ?? []), route]);
-  }
-  const groups = new Map<string, Router>();
-  for (const [key, members] of byGroup) {
-    if (key.includes("{")) throw new Error(`${members[0]!.path}: a route's first segments must be literal`);
-    const group = express.Router();
-    mountRoutes(group, members, core);
-    groups.set(key, group);
-  }
-  const dispatch: RequestHandler = (req, res, next) => {
-    const group = groups.get(routeGroup(req.url));
-    if (group) group(req, res, next);
-    else next();
-  };
-  // The groups stay in sight of whoever walks the app's routes (the test that /openapi.json describes every mounted one).
-  return Object.assign(dispatch, { groups });
+/** A route ready to serve: its method, its path matcher, and its chain (body parsing, then serving). */
+interface MountedRoute {
+  route: Route;
+  method: string;
+  match: MatchFunction<Record<string, string>>;
+  chain: RequestHandler[];
 }
 
 /**
- * Mounts routes on a router: parse the body (only for routes that take one; others never read
- * it), authenticate, validate every part, call the handler, reply.
+ * The routes as a request handler that goes straight to the group of the request's path, then to
+ * the first route of the group whose method and path match: one express router over some 90
+ * routes tried each in turn (and, past 100 layers, deferred to the next event-loop turn), and a
+ * router per group still walked layers, processed params and dispatched through each route's own
+ * stack, a cost every request paid. Groups never overlap (a route's group is fixed by its literal
+ * first segments). Paths match as express's would (path-to-regexp, the matcher express uses: any
+ * case, an optional trailing slash, params decoded); HEAD is served by the GET route. A path no
+ * route takes falls through to the next handler (a 404 or 405 problem).
  */
-export function mountRoutes(router: Router, routes: Route[], core: Core): void {
+export function routeHandler(routes: Route[], core: Core): RequestHandler & { groups: Map<string, MountedRoute[]> } {
+  const groups = new Map<string, MountedRoute[]>();
   const parseBody = jsonBody();
   for (const route of routes) {
-    router[route.method](expressPath(route.path), ...(route.body ? parseBody : []), async (req, res, next) => {
-      const started = performance.now();
-      res.once("finish", () => core.metrics.httpRequest.observe({ method: req.method, route: route.path, status: res.statusCode }, secondsSince(started)));
-      try {
-        await withRequestId(String(req.id), () => withinDeadline(res, () => serve(route, core, req, res)));
-      } catch (error) {
-        next(error instanceof AppError ? locateFieldErrors(route, error) : error);
-      }
-    });
+    const key = routeGroup(route.path);
+    if (key.includes("{")) throw new Error(`${route.path}: a route's first segments must be literal`);
+    const mounted: MountedRoute = { route, method: route.method.toUpperCase(), match: match<Record<string, string>>(expressPath(route.path), { decode: decodeParam }), chain: [...(route.body ? parseBody : []), routeServer(route, core)] };
+    groups.set(key, [...(groups.get(key) ?? []), mounted]);
   }
+  const dispatch: RequestHandler = (req, res, next) => {
+    const group = groups.get(routeGroup(req.url));
+    if (!group) return next();
+    const method = req.method === "HEAD" ? "GET" : req.method;
+    const path = req.path;
+    for (const mounted of group) {
+      if (mounted.method !== method) continue;
+      let found;
+      try {
+        found = mounted.match(path);
+      } catch (error) {
+        return next(error);
+      }
+      if (!found) continue;
+      req.params = found.params;
+      return runChain(mounted.chain, req, res, next);
+    }
+    next();
+  };
+  // The routes stay in sight of whoever walks the app's routes (the test that /openapi.json describes every mounted one).
+  return Object.assign(dispatch, { groups });
+}
+
+/** Runs handlers in turn, each calling next() for the following one; an error, or the end, goes to done. */
+function runChain(chain: RequestHandler[], req: Request, res: Response, done: NextFunction): void {
+  let index = 0;
+  const next: NextFunction = (error?: unknown) => {
+    const handler = chain[index++];
+    if (error !== undefined || !handler) return done(error);
+    handler(req, res, next);
+  };
+  next();
+}
+
+/** A path param, percent-decoded; a malformed escape is the client's 400. */
+function decodeParam(value: string): string {
+  if (!value.includes("%")) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new AppError("bad_request", `The path segment '${value}' is not valid percent-encoding.`);
+  }
+}
+
+/** The last handler of a route's chain: authenticate, validate every part, call the handler, reply. */
+function routeServer(route: Route, core: Core): RequestHandler {
+  return async (req, res, next) => {
+    const started = performance.now();
+    res.once("finish", () => core.metrics.httpRequest.observe({ method: req.method, route: route.path, status: res.statusCode }, secondsSince(started)));
+    try {
+      await withRequestId(String(req.id), () => withinDeadline(res, () => serve(route, core, req, res)));
+    } catch (error) {
+      next(error instanceof AppError ? locateFieldErrors(route, error) : error);
+    }
+  };
 }
 
 async function serve(route: Route, core: Core, req: Request, res: Response): Promise<void> {

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount } from "./support/accounts.js";
+import { Api } from "./support/api.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+// The route dispatcher (gateway/http/route.ts) matches paths itself rather than through express
+// routers: these are the rules it keeps from them, each of which a client may lean on.
+let service: TestService;
+let api: Api;
+let agentId: string;
+
+beforeAll(async () => {
+  service = await startTestService();
+  api = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
+  agentId = (await api.post("/v1/agents", { name: "routed" })).body.agent_id;
+});
+afterAll(() => service?.stop());
+
+describe("route matching", () => {
+  it("takes a path in any case and with a trailing slash", async () => {
+    for (const path of [`/v1/agents/${agentId}`, `/v1/agents/${agentId}/`, `/V1/AGENTS/${agentId}`]) {
+      const res = await api.get(path, { unchecked: true });
+      expect(res.status, path).toBe(200);
+      expect(res.body.agent_id).toBe(agentId);
+    }
+  });
+
+  it("hands the handler its path params percent-decoded", async () => {
+    // The decoded id is looked up (and not found): the 404 names it as decoded.
+    const res = await api.get("/v1/agents/agt%5Fnone", { unchecked: true });
+    expect(res.status).toBe(404);
+    expect(res.body.detail).toContain("agt_none");
+  });
+
+  it("answers a malformed percent-escape in a path param with a 400 naming it", async () => {
+    const res = await fetch(`${service.baseUrl}/v1/agents/%E0%A4%A`, { headers: { authorization: `Bearer ${api.key}` } });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.code).toBe("bad_request");
+    expect(body.detail).toContain("%E0%A4%A");
+  });
+
+  it("serves HEAD with the GET route, without a body", async () => {
+    const res = await fetch(`${service.baseUrl}/v1/agents/${agentId}`, { method: "HEAD", headers: { authorization: `Bearer ${api.key}` } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+  });
+
+  it("answers OPTIONS with the methods the path takes, and another method with a 405 naming them", async () => {
+    const options = await fetch(`${service.baseUrl}/v1/agents/${agentId}`, { method: "OPTIONS" });
+    expect(options.status).toBe(200);
+    const allowed = options.headers.get("allow")!.split(", ").sort();
+    expect(allowed).toEqual(["DELETE", "GET", "HEAD", "PATCH"]);
+    const put = await api.request("PUT", `/v1/agents/${agentId}`, { unchecked: true });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")!.split(", ").sort()).toEqual(allowed);
+  });
+
+  it("tries the routes of a group in order: a literal segment is not taken for a param", async () => {
+    // /v1/calls/{call_id} and GET /v1/calls share a group; /v1/agents/{id}/... and /v1/agents too.
+    const list = await api.get("/v1/agents", { unchecked: true });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((a: { agent_id: string }) => a.agent_id)).toContain(agentId);
+    const unknown = await api.get(`/v1/agents/${agentId}/nothing-here`, { unchecked: true });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe("not_found");
+  });
+});
