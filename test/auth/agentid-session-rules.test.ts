@@ -5,7 +5,8 @@ import { hashToken } from "../../core/auth/tokens.js";
 import { apiKeys } from "../../core/db/schema/api-keys.js";
 import { agentIdSessions } from "../../core/db/schema/agentid-sessions.js";
 import type { AppError } from "../../core/errors.js";
-import { openSecret } from "../../core/webhooks/secret-box.js";
+import { randomBytes } from "node:crypto";
+import { openSecret, sealSecret } from "../../core/webhooks/secret-box.js";
 import { Api } from "../support/api.js";
 import { OidcStandIn } from "../support/oidc-stand-in.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -87,6 +88,25 @@ describe("AgentID callback pages", () => {
       outcome: "failed",
       message: "This sign-in link does not belong to any sign-in this service started. Start a new sign-in.",
     });
+  });
+
+  it("fails a sign-in sealed under a secret key the server no longer has, with a 400 page and a failed poll, not a 500", async () => {
+    const started = await start();
+    // What a SECRET_KEY changed between the start and the callback leaves: checks this server cannot open.
+    const foreign = sealSecret(randomBytes(32), JSON.stringify({ nonce: "n", codeVerifier: "v" }));
+    await service.core.db.update(agentIdSessions).set({ sealedChecks: foreign }).where(eq(agentIdSessions.sessionHash, hashToken(started.session_id)));
+    expect(await completeAgentIdCallback(service.core, await authorized(started.authorize_url))).toEqual({
+      status: 400,
+      outcome: "failed",
+      message: "This sign-in began before the server's secret key changed, so it cannot be finished. Nothing was signed in; start a new sign-in.",
+    });
+    const session = await row(started.session_id);
+    expect(session.status).toBe("failed");
+    expect(session.sealedChecks).toBeNull();
+    const refused = await problem(started.session_id);
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBeLessThan(500);
+    expect(refused.detail).toContain("secret key changed");
   });
 
   it("calls a callback at the very end of the session's lifetime expired", async () => {

@@ -99,7 +99,13 @@ export async function completeAgentIdCallback(core: Core, query: URLSearchParams
     .returning({ sessionHash: agentIdSessions.sessionHash, sealedChecks: agentIdSessions.sealedChecks });
   if (!session) return refusedCallback(core, stateHash, now);
 
-  const checks = JSON.parse(openSecret(sealKey(core), session.sealedChecks!)) as { nonce: string; codeVerifier: string };
+  const checks = openChecks(core, session.sealedChecks!);
+  if (!checks) {
+    // Sealed under a SECRET_KEY this server no longer has: the sign-in began before it changed.
+    const failed = { kind: "failed", reason: "This sign-in began before the server's secret key changed, so it cannot be finished." } as const;
+    await recordRedemption(core, session.sessionHash, failed);
+    return { status: 400, outcome: "failed", message: `${failed.reason} Nothing was signed in; start a new sign-in.` };
+  }
   const callbackUrl = new URL(redirectUri(core));
   callbackUrl.search = query.toString();
   const result = await client.redeem(callbackUrl, { state, ...checks });
@@ -113,6 +119,15 @@ export async function completeAgentIdCallback(core: Core, query: URLSearchParams
       return { status: 400, outcome: "failed", message: `${result.reason} Nothing was signed in; start a new sign-in.` };
     case "unavailable":
       return { status: 503, outcome: "failed", message: `${result.reason} Nothing was signed in; start a new sign-in shortly.` };
+  }
+}
+
+/** The sign-in's nonce and PKCE verifier, or undefined when they cannot be opened with this server's key. */
+function openChecks(core: Core, sealed: string): { nonce: string; codeVerifier: string } | undefined {
+  try {
+    return JSON.parse(openSecret(sealKey(core), sealed)) as { nonce: string; codeVerifier: string };
+  } catch {
+    return undefined;
   }
 }
 
