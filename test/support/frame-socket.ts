@@ -45,9 +45,14 @@ export class FrameSocket {
       const found = check();
       if (found !== undefined) return found;
       if (Date.now() > deadline) throw new Error(`${describe()} within ${ms} ms${this.error ? ` (socket error: ${this.error.message})` : ""}; got ${JSON.stringify(this.frames)}`);
+      // Woken by the next frame, or after 50 ms to look at the deadline; the timer goes with the
+      // wake (a benchmark waits thousands of times a second, and stray timers were its CPU).
       await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 50);
+        const timer = setTimeout(resolve, 50);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
     }
   }
