@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { listApiKeys } from "../../core/auth/api-keys.js";
 import { eq } from "drizzle-orm";
 import { normalizeEmail, requestOtp, verifyOtp } from "../../core/auth/otp.js";
@@ -10,6 +10,18 @@ import type { AppError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
 import type { Mailer, MailMessage } from "../../core/mail/mailer.js";
 import { startTestService, type TestService } from "../support/service.js";
+
+// The code is drawn by randomInt; a test may choose the next draw (a small one, to see the padding).
+const draws = vi.hoisted(() => ({ nextCode: undefined as number | undefined }));
+vi.mock("node:crypto", async (importOriginal) => {
+  const crypto = await importOriginal<typeof import("node:crypto")>();
+  const randomInt = ((...args: Parameters<typeof crypto.randomInt>) => {
+    const chosen = draws.nextCode;
+    draws.nextCode = undefined;
+    return chosen ?? (crypto.randomInt as (...a: unknown[]) => number)(...args);
+  }) as typeof crypto.randomInt;
+  return { ...crypto, randomInt, default: { ...crypto, randomInt } };
+});
 
 // Mail leaves the machine: this stand-in keeps what would be sent, or fails like a mail server that is down.
 const sent: MailMessage[] = [];
@@ -52,6 +64,15 @@ const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreach
 describe("sign-in code rules", () => {
   it("normalises an address by trimming it and lower-casing it", () => {
     expect(normalizeEmail("  Ada@Example.COM \n")).toBe("ada@example.com");
+  });
+
+  it("pads a small code with zeros to six digits, and that code signs in", async () => {
+    const email = unique("padded");
+    draws.nextCode = 42;
+    await requestOtp(service.core, { email, ip: uniqueIp() });
+    expect(codeSentTo(email)).toBe("000042");
+    const verified = await verifyOtp(service.core, { email, otp: "000042" });
+    expect(verified.api_key).toMatch(/^sk_/);
   });
 
   it("answers sent, for the trimmed lower-case address, when a mail server took the code", async () => {
