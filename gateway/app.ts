@@ -14,7 +14,7 @@ export function createApp(core: Core, routes: Route[]): Express {
   app.set("etag", false);
   app.set("trust proxy", core.config.trustProxy);
   app.locals.baseUrl = core.config.baseUrl;
-  app.use(requestContext(core.logger));
+  app.use(requestContext(core.logger, core.metrics));
   app.use(requestDeadline(core.config.requestDeadlineMs, core.logger));
   app.use(routeHandler(routes, core));
   app.use(carrierWebhooks(core));

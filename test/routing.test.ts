@@ -35,7 +35,7 @@ describe("route matching", () => {
   it("answers a malformed percent-escape in a path param with a 400 naming it", async () => {
     const res = await fetch(`${service.baseUrl}/v1/agents/%E0%A4%A`, { headers: { authorization: `Bearer ${api.key}` } });
     expect(res.status).toBe(400);
-    const body = await res.json();
+    const body = (await res.json()) as { code: string; detail: string };
     expect(body.code).toBe("bad_request");
     expect(body.detail).toContain("%E0%A4%A");
   });

@@ -5,7 +5,6 @@ import type { Core } from "../../core/context.js";
 import { createHash } from "node:crypto";
 import { AppError } from "../../core/errors.js";
 import { withRequestId } from "../../core/logger.js";
-import { secondsSince } from "../../core/metrics.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { storeAnswer } from "../../payments/settlements.js";
 import type { PaymentEngine } from "../../payments/engine.js";
@@ -143,8 +142,8 @@ function decodeParam(value: string): string {
 /** The last handler of a route's chain: authenticate, validate every part, call the handler, reply. */
 function routeServer(route: Route, core: Core): RequestHandler {
   return async (req, res, next) => {
-    const started = performance.now();
-    res.once("finish", () => core.metrics.httpRequest.observe({ method: req.method, route: route.path, status: res.statusCode }, secondsSince(started)));
+    // Named for the request's duration metric, observed when the answer is sent (request-context.ts).
+    res.locals.route = route.path;
     try {
       await withRequestId(String(req.id), () => withinDeadline(res, () => serve(route, core, req, res)));
     } catch (error) {
@@ -191,7 +190,7 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
     }
   };
   const reply = key === undefined ? await run() : await runIdempotent(core, principal, key, fingerprint(req), run);
-  send(route, res, new Reply(reply.status, reply.body, { ...reply.headers, ...receiptHeaders }));
+  send(route, res, payment ? new Reply(reply.status, reply.body, { ...reply.headers, ...receiptHeaders }) : reply);
 }
 
 function send(route: Route, res: Response, reply: Reply): void {
