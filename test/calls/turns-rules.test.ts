@@ -6,6 +6,7 @@ import { calls } from "../../core/db/schema/calls.js";
 import { turns } from "../../core/db/schema/turns.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
+import { statementsWaitingForALock } from "../support/postgres.js";
 import { startReceiver } from "../support/receiver.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
@@ -143,15 +144,7 @@ describe("a turn of an agent on a webhook", () => {
  */
 async function waitersOnTheCall(n: number) {
   if (!onPostgres) return new Promise((resolve) => setTimeout(resolve, 100));
-  for (let tries = 0; tries < 200; tries++) {
-    const [row] = await executeRows<{ n: number }>(
-      service.core.db,
-      sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
-    );
-    if (row!.n >= n) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`expected ${n} statements waiting for the call's row`);
+  return statementsWaitingForALock(service.core.db, n);
 }
 
 describe("the refusal of words on a call that is not connected", () => {

@@ -1,11 +1,11 @@
 import { createHmac } from "node:crypto";
 import { verify as verifyGithub } from "@octokit/webhooks-methods";
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { executeRows } from "../../core/db/database.js";
 import { webhooks } from "../../core/db/schema/webhooks.js";
 import { createAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
+import { statementsWaitingForALock } from "../support/postgres.js";
 import { startReceiver } from "../support/receiver.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 
@@ -28,16 +28,6 @@ async function newAgent(client: Api): Promise<string> {
   const created = await client.post("/v1/agents", { name: "Hooked" });
   expect(created.status).toBe(201);
   return created.body.agent_id;
-}
-
-/** Waits until n statements wait for a lock in this database (PostgreSQL only). */
-async function statementsWaitingForALock(n: number) {
-  for (let tries = 0; tries < 200; tries++) {
-    const [row] = await executeRows<{ n: number }>(service.core.db, sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
-    if (row!.n >= n) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`expected ${n} statements waiting for a lock`);
 }
 
 /** Sends webhook.test and returns the delivery the receiver got. */
@@ -111,7 +101,7 @@ describe("replacing a webhook keeps its secret unless asked", () => {
     });
     await holding;
     const replacing = api.post("/v1/webhooks", { agent_id: agentId, url: `${receiver.url}?again=1` });
-    await statementsWaitingForALock(1);
+    await statementsWaitingForALock(service.core.db, 1);
     release();
     await deleter;
     const replaced = await replacing;
