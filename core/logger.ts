@@ -1,20 +1,8 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { pino, type DestinationStream, type Logger } from "pino";
 import { streamDestination } from "./log-destination.js";
+import { currentRequestId } from "./request-scope.js";
 
 export type { Logger };
-
-const requestScope = new AsyncLocalStorage<{ requestId: string }>();
-
-/** Runs fn with a request id that every log line written inside it carries. */
-export function withRequestId<T>(requestId: string, fn: () => T): T {
-  return requestScope.run({ requestId }, fn);
-}
-
-/** The id of the request being served, if any. */
-export function currentRequestId(): string | undefined {
-  return requestScope.getStore()?.requestId;
-}
 
 /**
  * The service logger. Lines written while serving a request carry its `request_id`, even from

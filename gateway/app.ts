@@ -4,7 +4,7 @@ import { carrierWebhooks } from "./http/carrier-webhooks.js";
 import { requestDeadline } from "./http/deadline.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
-import { routeHandler, type Route } from "./http/route.js";
+import { inSequence, routeHandler, type Route } from "./http/route.js";
 
 /** The express application: request ids and logs, the routes (each parsing its own body), problem responses. */
 export function createApp(core: Core, routes: Route[]): Express {
@@ -14,9 +14,10 @@ export function createApp(core: Core, routes: Route[]): Express {
   app.set("etag", false);
   app.set("trust proxy", core.config.trustProxy);
   app.locals.baseUrl = core.config.baseUrl;
-  app.use(requestContext(core.logger, core.metrics));
-  app.use(requestDeadline(core.config.requestDeadlineMs, core.logger));
-  app.use(routeHandler(routes, core));
+  // One layer of express's router, not three: each layer it walks parses the URL again and
+  // matches it, a cost every request paid (docs/decisions.md, "Routing").
+  const serveRoutes = routeHandler(routes, core);
+  app.use(Object.assign(inSequence([requestContext(core.logger, core.metrics), requestDeadline(core.config.requestDeadlineMs, core.logger), serveRoutes]), { groups: serveRoutes.groups }));
   app.use(carrierWebhooks(core));
   app.use(routeNotFound(routes));
   app.use(problemHandler(core.logger));

@@ -5,7 +5,7 @@ import type { Config } from "../core/config.js";
 import type { Core } from "../core/context.js";
 import { AppError, type FieldError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
-import { currentRequestId, withRequestId } from "../core/logger.js";
+import { currentRequestId, withRequestId } from "../core/request-scope.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString } from "../core/schemas/validation.js";
 import { toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";

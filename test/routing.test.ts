@@ -46,6 +46,26 @@ describe("route matching", () => {
     expect(await res.text()).toBe("");
   });
 
+  it("writes a JSON answer as express's res.json did: charset, exact length, and no body for HEAD", async () => {
+    const headers = { authorization: `Bearer ${api.key}` };
+    const get = await fetch(`${service.baseUrl}/v1/agents/${agentId}`, { headers });
+    const text = await get.text();
+    expect(get.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(get.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+    expect(JSON.parse(text).agent_id).toBe(agentId);
+    expect(get.headers.get("etag")).toBeNull();
+    const head = await fetch(`${service.baseUrl}/v1/agents/${agentId}`, { method: "HEAD", headers });
+    expect(head.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(head.headers.get("content-length")).toBe(get.headers.get("content-length"));
+    // A consuming read (the mailbox) is never to be cached, and is sized like any other.
+    const events = await fetch(`${service.baseUrl}/v1/events?agent_id=${agentId}`, { headers });
+    const eventsText = await events.text();
+    expect(events.status).toBe(200);
+    expect(events.headers.get("cache-control")).toBe("no-store");
+    expect(events.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(events.headers.get("content-length")).toBe(String(Buffer.byteLength(eventsText)));
+  });
+
   it("answers OPTIONS with the methods the path takes, and another method with a 405 naming them", async () => {
     const options = await fetch(`${service.baseUrl}/v1/agents/${agentId}`, { method: "OPTIONS" });
     expect(options.status).toBe(200);

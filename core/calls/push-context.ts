@@ -1,6 +1,4 @@
-import { sql } from "drizzle-orm";
 import type { Core } from "../context.js";
-import { executeRows } from "../db/database.js";
 import { secondsSince } from "../metrics.js";
 import type { TurnStatus } from "../db/schema/turns.js";
 import { AppError, notFound } from "../errors.js";
@@ -40,18 +38,26 @@ function refusal(status: TurnStatus, turnId: string): AppError {
  * pushes exactly one is spoken; the other gets 409 `turn_answered`. One round trip to the
  * database; the line is spoken once it is committed.
  */
+// The whole leg is one server-side function (agentline_push_context, migration 0008): raw SQL
+// with a fixed text, which the query builder cannot express.
+const PUSH_CONTEXT = "select agentline_push_context($1, $2, $3, $4, $5::timestamptz, $6, $7::text[]) as r";
+const TERMINAL_STATUS_ARRAY = `{${[...TERMINAL_STATUSES].join(",")}}`;
+
 export async function pushContext(core: Core, credential: PushCredential, push: ContextPush) {
   const started = performance.now();
   const now = core.now();
   const byToken = "pushToken" in credential;
   // A push token is an HMAC of the call id: checked before the database is asked anything.
   if (byToken && !isPushTokenFor(core, push.callId, credential.pushToken)) throw badPushToken();
-  // Raw SQL: the whole leg is one server-side function (agentline_push_context, migration 0008).
-  const [{ r: result }] = (await executeRows<{ r: Pushed }>(
-    core.db,
-    sql`select agentline_push_context(${push.callId}, ${push.turnId}, ${push.text}, ${push.final}, ${now.toISOString()}::timestamptz,
-      ${byToken ? null : credential.accountId}, ${`{${[...TERMINAL_STATUSES].join(",")}}`}::text[]) as r`,
-  )) as [{ r: Pushed }];
+  const [{ r: result }] = (await core.database.rows<{ r: Pushed }>(PUSH_CONTEXT, [
+    push.callId,
+    push.turnId,
+    push.text,
+    push.final,
+    now.toISOString(),
+    byToken ? null : credential.accountId,
+    TERMINAL_STATUS_ARRAY,
+  ])) as [{ r: Pushed }];
   switch (result.outcome) {
     case "no_call":
       throw byToken ? badPushToken() : notFound("call", push.callId);

@@ -1,6 +1,6 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Core } from "../context.js";
-import { executeRows, type Transaction } from "../db/database.js";
+import type { Transaction } from "../db/database.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns } from "../db/schema/turns.js";
@@ -104,6 +104,9 @@ interface OpenedTurn {
   conversation: ConversationLine[] | null;
 }
 
+// A server-side function call, which the query builder cannot express; its text is fixed.
+const OPEN_TURN = "select agentline_open_turn($1, $2, $3, $4::timestamptz, $5, $6, $7, $8, $9, $10::bigint, $11::json, $12, $13) as r";
+
 /**
  * The turn of an agent whose events go to a relay socket or the mailbox, in one round trip (the
  * function agentline_open_turn, migration 0008); then, committed, the event is handed from memory
@@ -117,13 +120,21 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   const known = cache.get(callId);
   let result: OpenedTurn;
   try {
-    // Raw SQL: a server-side function call, which the query builder cannot express.
-    [{ r: result }] = await executeRows<{ r: OpenedTurn }>(
-      core.db,
-      sql`select agentline_open_turn(${callId}, ${text}, ${input}, ${createdAt}::timestamptz, ${createdAt}, ${turnId}, ${newId("evt")},
-        ${pushContextUrl(core, callId, turnId)}, ${pushTokenFor(core, callId)}, ${known?.lastEntryId ?? null}::bigint,
-        ${known ? JSON.stringify(known.lines.concat(line)) : null}::json, ${core.processId}, ${core.database.kind === "postgres"}) as r`,
-    ) as [{ r: OpenedTurn }];
+    [{ r: result }] = (await core.database.rows<{ r: OpenedTurn }>(OPEN_TURN, [
+      callId,
+      text,
+      input,
+      createdAt,
+      createdAt,
+      turnId,
+      newId("evt"),
+      pushContextUrl(core, callId, turnId),
+      pushTokenFor(core, callId),
+      known?.lastEntryId ?? null,
+      known ? JSON.stringify(known.lines.concat(line)) : null,
+      core.processId,
+      core.database.kind === "postgres",
+    ])) as [{ r: OpenedTurn }];
   } catch (error) {
     cache.forget(callId);
     throw error;

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { AppError } from "../errors.js";
 
 /** A postgres.js query: `state` is set once it was sent on a connection. */
@@ -74,23 +73,6 @@ export class RequestDeadline {
   commitSettled(): void {
     this.committing--;
   }
-}
-
-const scopes = new AsyncLocalStorage<RequestDeadline>();
-
-/** Runs fn with deadline as the current request's deadline. */
-export function withDeadline<T>(deadline: RequestDeadline | undefined, fn: () => T): T {
-  return deadline ? scopes.run(deadline, fn) : fn();
-}
-
-/** The current request's deadline; undefined outside requests (background jobs). */
-export function currentDeadline(): RequestDeadline | undefined {
-  return scopes.getStore();
-}
-
-/** A long poll waits up to ms: its request's deadline moves out by as much. */
-export function extendCurrentDeadline(ms: number): void {
-  currentDeadline()?.extend(ms);
 }
 
 /** The answer to a request past its deadline (its transaction, if any, was rolled back). */

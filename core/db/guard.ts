@@ -1,5 +1,5 @@
 import type postgres from "postgres";
-import { currentDeadline } from "./deadline.js";
+import { currentDeadline } from "../request-scope.js";
 import type { Database } from "./types.js";
 
 /**

@@ -1,5 +1,5 @@
 import { loadAgent } from "../agents/agents.js";
-import { extendCurrentDeadline } from "../db/deadline.js";
+import { extendCurrentDeadline } from "../request-scope.js";
 import { loadCall } from "../calls/call-records.js";
 import type { Core } from "../context.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../context.js";
-import { extendCurrentDeadline } from "../db/deadline.js";
+import { extendCurrentDeadline } from "../request-scope.js";
 import { IN_FLIGHT } from "./deliveries.js";
 import type { Executor } from "../db/database.js";
 import { webhookAttempts } from "../db/schema/webhook-attempts.js";

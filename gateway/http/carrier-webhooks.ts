@@ -1,7 +1,6 @@
 import express, { type Router } from "express";
 import type { Core } from "../../core/context.js";
-import { withRequestId } from "../../core/logger.js";
-import { withinDeadline } from "./deadline.js";
+import { servingRequest } from "./deadline.js";
 
 /**
  * The active carrier's webhooks (Twilio's voice, status and messaging callbacks), and nothing for
@@ -15,8 +14,8 @@ export function carrierWebhooks(core: Core): Router {
   for (const webhook of core.carrier.endpoints?.webhooks ?? []) {
     router.post(webhook.path, form, async (req, res, next) => {
       try {
-        const answer = await withRequestId(String(req.id), () =>
-          withinDeadline(res, () => webhook.handle({ url: req.originalUrl, headers: req.headers, form: (req.body ?? {}) as Record<string, string | string[]> })),
+        const answer = await servingRequest(req, res, () =>
+          webhook.handle({ url: req.originalUrl, headers: req.headers, form: (req.body ?? {}) as Record<string, string | string[]> }),
         );
         if (res.headersSent) return;
         res.status(answer.status);

@@ -1,5 +1,6 @@
-import type { RequestHandler, Response } from "express";
-import { deadlineExceeded, RequestDeadline, withDeadline } from "../../core/db/deadline.js";
+import type { Request, RequestHandler, Response } from "express";
+import { deadlineExceeded, RequestDeadline } from "../../core/db/deadline.js";
+import { inRequestScope } from "../../core/request-scope.js";
 import type { Logger } from "../../core/logger.js";
 import { sendProblem } from "./problem.js";
 
@@ -31,7 +32,7 @@ export function requestDeadline(deadlineMs: number, logger: Logger): RequestHand
   };
 }
 
-/** Runs a request's handler with its deadline current, so its database work is bound by it. */
-export function withinDeadline<T>(res: Response, fn: () => T): T {
-  return withDeadline(res.locals.deadline as RequestDeadline | undefined, fn);
+/** Runs a request's handler with its id and deadline current: its log lines carry the id, its database work is bound by the deadline. */
+export function servingRequest<T>(req: Request, res: Response, fn: () => T): T {
+  return inRequestScope({ requestId: String(req.id), deadline: res.locals.deadline as RequestDeadline | undefined }, fn);
 }
