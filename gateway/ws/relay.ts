@@ -122,7 +122,7 @@ class RelaySocket {
     const event = message.event as EventEnvelope | undefined;
     const before = message.before;
     if (!event || typeof event.event_id !== "string" || !Array.isArray(before)) return this.pump();
-    if (this.inFlight.has(event.event_id)) return;
+    if (this.wasSent(event.event_id)) return;
     const inOrder = before.every((id) => this.inFlight.has(id) || this.acked.has(id));
     if (!inOrder || this.inFlight.size >= this.core.config.relayWindow || this.ws.readyState !== this.ws.OPEN) {
       this.behind = true;
@@ -147,8 +147,8 @@ class RelaySocket {
           if (room <= 0 || this.ws.readyState !== this.ws.OPEN) break;
           const backlog = await relayBacklog(this.core, this.agentId, [...this.inFlight.keys()], room);
           for (const event of backlog) {
-            // Offered from memory while the backlog was being read.
-            if (this.inFlight.has(event.event_id)) continue;
+            // Offered from memory while the backlog was being read (and perhaps acked since).
+            if (this.wasSent(event.event_id)) continue;
             this.inFlight.set(event.event_id, Date.now());
             this.send({ type: "event", event });
           }
@@ -171,6 +171,15 @@ class RelaySocket {
     // Drop them from the window and pump: the backlog query re-reads them (if still pending).
     for (const id of overdue) this.inFlight.delete(id);
     this.pump();
+  }
+
+  /**
+   * Whether this socket has sent the event already: in flight, or acknowledged. An ack can commit
+   * while a backlog read that still saw the event pending is on its way, or before another
+   * process's announcement of it arrives; either would otherwise send it a second time.
+   */
+  private wasSent(id: string): boolean {
+    return this.inFlight.has(id) || this.acked.has(id);
   }
 
   private rememberAcked(id: string): void {
@@ -210,6 +219,10 @@ class RelaySocket {
         // Only a socket that may have left events unsent reads its backlog after an ack.
         if (this.behind) this.pump();
       })
-      .catch((error) => this.core.logger.error({ err: error }, "relay ack failed"));
+      .catch((error) => {
+        // Not recorded: the events are still pending, to be sent again once their ack times out.
+        for (const id of ids as string[]) this.acked.delete(id);
+        this.core.logger.error({ err: error }, "relay ack failed");
+      });
   }
 }
