@@ -32,17 +32,17 @@ function refusal(status: TurnStatus, turnId: string): AppError {
   }
 }
 
+// The whole leg is one server-side function (agentline_push_context, migration 0008): raw SQL
+// with a fixed text, which the query builder cannot express.
+const PUSH_CONTEXT = "select agentline_push_context($1, $2, $3, $4, $5::timestamptz, $6, $7::text[]) as r";
+const TERMINAL_STATUS_ARRAY = `{${[...TERMINAL_STATUSES].join(",")}}`;
+
 /**
  * Answers a live turn: the text is spoken to the far party and added to the transcript. The turn
  * changes state in one conditional update under the call's row lock, so of two racing final
  * pushes exactly one is spoken; the other gets 409 `turn_answered`. One round trip to the
  * database; the line is spoken once it is committed.
  */
-// The whole leg is one server-side function (agentline_push_context, migration 0008): raw SQL
-// with a fixed text, which the query builder cannot express.
-const PUSH_CONTEXT = "select agentline_push_context($1, $2, $3, $4, $5::timestamptz, $6, $7::text[]) as r";
-const TERMINAL_STATUS_ARRAY = `{${[...TERMINAL_STATUSES].join(",")}}`;
-
 export async function pushContext(core: Core, credential: PushCredential, push: ContextPush) {
   const started = performance.now();
   const now = core.now();

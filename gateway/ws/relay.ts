@@ -123,7 +123,7 @@ class RelaySocket {
     const before = message.before;
     if (!event || typeof event.event_id !== "string" || !Array.isArray(before)) return this.pump();
     if (this.wasSent(event.event_id)) return;
-    const inOrder = before.every((id) => this.inFlight.has(id) || this.acked.has(id));
+    const inOrder = before.every((id) => this.wasSent(id));
     if (!inOrder || this.inFlight.size >= this.core.config.relayWindow || this.ws.readyState !== this.ws.OPEN) {
       this.behind = true;
       return this.pump();
