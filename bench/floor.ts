@@ -8,6 +8,8 @@
  *   push → speech:      an HTTP POST (node:http, kept alive) → one row inserted and committed → a
  *                       frame out on the call's socket, and the 200 answer
  *   GET:                one prepared SELECT by primary key answered as JSON, vs the bare hello
+ *   echo:               one call at speech pace with both legs answered without the database: what
+ *                       two Node processes that sat idle between turns cost each other, nothing else
  *
  * A service leg writes more than one row in its commit and runs its own code around it, so its
  * figures sit above these; a goal below the floor cannot be met on this machine by any service
@@ -19,7 +21,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { projectRoot } from "../test/support/process.js";
-import { adminUrl, GOALS, postJson, progressLog, reportHeader, requestsPerSecond, round, summary, turnFigures, turnRuns } from "./support.js";
+import { adminUrl, GOALS, openConnections, PACE_MS, postJson, progressLog, reportHeader, requestsPerSecond, round, summary, TURNS_ONE, turnFigures, turnRuns } from "./support.js";
 
 interface Line {
   socket: WebSocket;
@@ -27,8 +29,8 @@ interface Line {
   waiting?: () => void;
 }
 
-async function openLine(port: number, id: number): Promise<Line> {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/line/${id}`);
+async function openLine(port: number, id: number, prefix: string): Promise<Line> {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}${prefix}/line/${id}`);
   await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
   const line: Line = { socket, frames: [] };
   socket.on("message", (data) => {
@@ -43,9 +45,13 @@ function nextFrame(line: Line, seen: number): Promise<void> {
   return new Promise((resolve) => (line.waiting = () => line.frames.length > seen && resolve()));
 }
 
-/** `calls` lines taking `turns` turns of two legs each, one turn every paceMs (0: back to back). */
-async function measureTurns(port: number, calls: number, turns: number, paceMs: number) {
-  const lines = await Promise.all(Array.from({ length: calls }, (_, id) => openLine(port, id)));
+/**
+ * `calls` lines taking `turns` turns of two legs each, one turn every paceMs (0: back to back).
+ * Under the prefix `/echo` the server answers both legs without the database.
+ */
+async function measureTurns(port: number, calls: number, turns: number, paceMs: number, prefix = "") {
+  const lines = await Promise.all(Array.from({ length: calls }, (_, id) => openLine(port, id, prefix)));
+  await openConnections(`http://127.0.0.1:${port}/hello`, calls);
   const toRelay: number[] = [];
   const toSpeech: number[] = [];
   const started = performance.now();
@@ -61,7 +67,7 @@ async function measureTurns(port: number, calls: number, turns: number, paceMs: 
         toRelay.push(performance.now() - t0);
         seen = line.frames.length;
         const t1 = performance.now();
-        const answer = postJson(`http://127.0.0.1:${port}/push/${id}`, "none", { text: `answer ${turn}` });
+        const answer = postJson(`http://127.0.0.1:${port}${prefix}/push/${id}`, "none", { text: `answer ${turn}` });
         const speech = nextFrame(line, seen);
         if ((await answer).status !== 200) throw new Error("push failed");
         await speech;
@@ -88,14 +94,17 @@ async function main() {
   try {
     const log = progressLog("floor");
     const runs = await turnRuns(log, (calls, turns, paceMs) => measureTurns(port, calls, turns, paceMs));
+    const echo = await measureTurns(port, 1, TURNS_ONE, PACE_MS, "/echo");
+    log("one call at speech pace, no database (echo)", echo);
     const getRow = await requestsPerSecond(`http://127.0.0.1:${port}/row`);
     const hello = await requestsPerSecond(`http://127.0.0.1:${port}/hello`);
     log("GET one row vs bare hello", { getRow, hello });
     const figures = {
       ...turnFigures(["utterance_to_relay", "push_to_speech"], runs),
       get_row_vs_bare_hello: { get_row_requests_per_second: getRow, bare_hello_requests_per_second: hello, share: round(getRow / hello), goal: GOALS.get_call_share_of_hello },
+      one_call_at_speech_pace_no_database_p50_ms: { utterance_to_relay: echo.utterance_to_relay.p50_ms, push_to_speech: echo.push_to_speech.p50_ms, goal: GOALS.one_call_p50_ms },
     };
-    const report = { ...reportHeader("floor"), results: { postgresql: { figures, runs } } };
+    const report = { ...reportHeader("floor"), results: { postgresql: { figures, runs: { ...runs, echo } } } };
     mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
     const file = join(projectRoot, "bench", "results", "floor.json");
     writeFileSync(file, JSON.stringify(report, null, 2) + "\n");

@@ -16,7 +16,7 @@ import { Api } from "../test/support/api.js";
 import { projectRoot } from "../test/support/process.js";
 import { RelayClient } from "../test/support/relay-client.js";
 import { TwilioStandIn } from "../test/support/twilio/stand-in.js";
-import { CALLS, DATABASES, postJson, progressLog, reportHeader, setUp, summary, turnFigures, turnRuns } from "./support.js";
+import { CALLS, DATABASES, openConnections, postJson, progressLog, reportHeader, setUp, summary, turnFigures, turnRuns } from "./support.js";
 
 type Agent = { agentId: string; relay: RelayClient; acked: number };
 
@@ -31,6 +31,7 @@ async function measureTurns(api: Api, twilio: TwilioStandIn, agents: Agent[], tu
       return { agent, callSid, leg: await twilio.answer(callSid) };
     }),
   );
+  await openConnections(`${api.baseUrl}/health`, agents.length);
   const toRelay: number[] = [];
   const toToken: number[] = [];
   const started = performance.now();

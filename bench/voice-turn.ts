@@ -17,26 +17,27 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Api } from "../test/support/api.js";
 import { projectRoot } from "../test/support/process.js";
+import { FrameLine } from "./frame-line.js";
 import { RelayClient } from "../test/support/relay-client.js";
-import { Softphone } from "../test/support/softphone.js";
-import { DATABASES, GOALS, postJson, progressLog, reportHeader, requestsPerSecond, round, setUp, summary, turnFigures, turnRuns, type Setup } from "./support.js";
+import { DATABASES, GOALS, openConnections, postJson, progressLog, reportHeader, requestsPerSecond, round, setUp, summary, turnFigures, turnRuns, type Setup } from "./support.js";
 
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 
 /** `calls` live calls, each with its own agent, relay socket and softphone, taking `turns` turns, one every paceMs (0: back to back). */
 async function measureTurns({ service, apiKey }: Setup, calls: number, turns: number, paceMs: number) {
   const api = new Api(service.baseUrl, apiKey);
+  const ws = service.baseUrl.replace(/^http/, "ws");
   const lines = await Promise.all(
     Array.from({ length: calls }, async () => {
       const agentId = (await api.post("/v1/agents", { name: "bench" }, { unchecked: true })).body.agent_id;
       await api.post("/v1/numbers", { agent_id: agentId }, { unchecked: true });
-      const relay = await RelayClient.connect(service.baseUrl, { agent_id: agentId, runtime: "bench" }, apiKey);
+      const relay = await FrameLine.connect(`${ws}/v1/events/ws?agent_id=${agentId}&runtime=bench`, apiKey);
       const callId = (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" }, { unchecked: true })).body.call_id;
-      const phone = await Softphone.connect(service.baseUrl, callId, apiKey);
-      await phone.next((f) => f.type === "status");
+      const phone = await FrameLine.connect(`${ws}/v1/sandbox/calls/${callId}/ws`, apiKey);
       return { relay, callId, phone };
     }),
   );
+  await openConnections(`${service.baseUrl}/health`, calls);
   const toRelay: number[] = [];
   const toSpeech: number[] = [];
   const started = performance.now();
@@ -46,24 +47,18 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
       if (paceMs > 0) await new Promise((r) => setTimeout(r, Math.random() * paceMs));
       for (let turn = 0; turn < turns; turn++) {
         const turnStarted = performance.now();
-        const seen = relay.events().length;
+        const utterance = relay.next((f) => f.type === "event" && f.event.event_type === "call.utterance", 30_000, "call.utterance");
         const t0 = performance.now();
         phone.send({ type: "say", text: `turn ${turn}` });
-        const [event] = (await relay.waitForEvents(seen + 1, () => true, 30_000)).slice(seen);
+        const { event } = await utterance;
         toRelay.push(performance.now() - t0);
-        relay.ack(event!.event_id);
-        const from = phone.frames.length;
+        relay.send({ type: "ack", event_id: event.event_id });
+        const speech = phone.next((f) => f.type === "speech" && f.turn_id === event.turn_id, 30_000, "speech");
         const t1 = performance.now();
-        const answer = postJson(event!.push_context_url, event!.push_token, { text: `answer ${turn}` });
-        const speech = phone.next((f) => f.type === "speech", 30_000, from);
-        const res = await answer;
+        const res = await postJson(event.push_context_url, event.push_token, { text: `answer ${turn}` });
         if (res.status !== 200) throw new Error(`push answered ${res.status}: ${res.text}`);
         await speech;
         toSpeech.push(performance.now() - t1);
-        // The turn's frames are let go once read: a client that kept every frame of a hundred
-        // calls paused for scavenges of 4–11 ms, which the run counted as the service's latency.
-        relay.frames.length = 0;
-        phone.frames.length = 0;
         if (paceMs > 0) await new Promise((r) => setTimeout(r, Math.max(0, turnStarted + paceMs - performance.now())));
       }
     }),
@@ -73,7 +68,7 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
     lines.map(async ({ relay, phone, callId }) => {
       await api.post(`/v1/calls/${callId}/hangup`, undefined, { unchecked: true });
       phone.close();
-      await relay.close();
+      relay.close();
     }),
   );
   return {

@@ -57,6 +57,22 @@ export async function upgradeAccount(core: Core, req: IncomingMessage, options: 
  */
 export function softphoneRoute(core: Core): UpgradeRoute {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // This process's softphones by call: one bus subscription serves them all, so what is said on
+  // one call costs the same however many calls the process carries.
+  const byCall = new Map<string, Set<Softphone>>();
+  const each = (callId: unknown, fn: (phone: Softphone) => void) => byCall.get(String(callId))?.forEach(fn);
+  const unsubscribe = [
+    core.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id }))),
+    core.bus.subscribe(CALL_STATUS_CHANNEL, (m) => each(m.call_id, (phone) => phone.status(String(m.status)))),
+  ];
+  const track = (phone: Softphone) => {
+    const set = byCall.get(phone.callId) ?? new Set();
+    byCall.set(phone.callId, set.add(phone));
+    return () => {
+      set.delete(phone);
+      if (set.size === 0) byCall.delete(phone.callId);
+    };
+  };
   return {
     pattern: /^\/v1\/sandbox\/calls\/([^/]+)\/ws$/,
     async handle(req, socket, head, match) {
@@ -65,46 +81,58 @@ export function softphoneRoute(core: Core): UpgradeRoute {
       const call = await loadCall(core.db, accountId, callId).catch(() => {
         throw new UpgradeRefusal("not_found", `No call with id ${JSON.stringify(callId)} exists on this account.`);
       });
-      wss.handleUpgrade(req, socket, head, (ws) => serve(core, ws, callId, call.status));
+      wss.handleUpgrade(req, socket, head, (ws) => new Softphone(core, ws, callId).start(call.status, track));
     },
     close() {
+      unsubscribe.forEach((off) => off());
       for (const client of wss.clients) client.close(1001, "server shutting down");
       wss.close();
     },
   };
 }
 
-function serve(core: Core, ws: WebSocket, callId: string, status: string): void {
-  const send = (frame: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(frame));
-  const unsubscribe = [
-    core.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => {
-      if (m.call_id === callId) send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id });
-    }),
-    core.bus.subscribe(CALL_STATUS_CHANNEL, (m) => {
-      if (m.call_id !== callId) return;
-      send({ type: "status", status: m.status });
-      if (TERMINAL_STATUSES.has(String(m.status))) ws.close(1000, "call ended");
-    }),
-  ];
-  if (core.carrier instanceof SandboxCarrier) unsubscribe.push(core.carrier.softphoneOpened(callId));
-  ws.on("close", () => unsubscribe.forEach((off) => off()));
-  send({ type: "status", status });
-  if (TERMINAL_STATUSES.has(status)) ws.close(1000, "call ended");
+/** One open softphone: the far party of one call. */
+class Softphone {
+  constructor(
+    private readonly core: Core,
+    private readonly ws: WebSocket,
+    readonly callId: string,
+  ) {}
 
-  ws.on("message", (data) => {
-    const frame = parseFrame(String(data));
-    if (typeof frame === "string") return send({ type: "error", code: "validation_error", message: frame });
+  send(frame: Record<string, unknown>): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  /** The call's status, now or on a change; the socket closes (1000) once the call has ended. */
+  status(status: string): void {
+    this.send({ type: "status", status });
+    if (TERMINAL_STATUSES.has(status)) this.ws.close(1000, "call ended");
+  }
+
+  start(status: string, track: (phone: Softphone) => () => void): void {
+    const { core, ws, callId } = this;
+    const cleanup = [track(this)];
+    if (core.carrier instanceof SandboxCarrier) cleanup.push(core.carrier.softphoneOpened(callId));
+    ws.on("close", () => cleanup.forEach((off) => off()));
+    this.status(status);
+    ws.on("message", (data) => this.onFrame(String(data)));
+  }
+
+  private onFrame(data: string): void {
+    const { core, callId } = this;
+    const frame = parseFrame(data);
+    if (typeof frame === "string") return this.send({ type: "error", code: "validation_error", message: frame });
     // The call was checked to be the account's at the upgrade: frames act on it directly.
     const act = async () => {
       const party = farParty(core);
-      if (frame.type === "say") send({ type: "said", turn_id: (await party.say(callId, frame.text)).turnId });
-      else if (frame.type === "dtmf") send({ type: "said", turn_id: (await party.pressKeys(callId, frame.digits)).turnId });
+      if (frame.type === "say") this.send({ type: "said", turn_id: (await party.say(callId, frame.text)).turnId });
+      else if (frame.type === "dtmf") this.send({ type: "said", turn_id: (await party.pressKeys(callId, frame.digits)).turnId });
       else if (frame.type === "interrupt") await party.interrupt(callId);
       else await party.hangup(callId);
     };
     act().catch((error: unknown) => {
-      if (error instanceof AppError) send({ type: "error", code: error.code, message: error.detail });
+      if (error instanceof AppError) this.send({ type: "error", code: error.code, message: error.detail });
       else core.logger.error({ err: error, call_id: callId }, "softphone frame failed");
     });
-  });
+  }
 }

@@ -92,4 +92,13 @@ describe("relay acks", () => {
     await first;
     expect((await rows(ids)).map((r) => r.status)).toEqual(["delivered", "delivered"]);
   });
+
+  it("count only for the agent that sent them, though written in one batch with the other agent's", async () => {
+    const mine = await agentWithPending("mine");
+    const theirs = await agentWithPending("theirs");
+    // My socket acks its own event and, wrongly, theirs; their socket acks nothing.
+    await ackRelayEvents(service.core, mine.agentId, [mine.ids[0]!, theirs.ids[0]!]);
+    expect(await rows(mine.ids)).toEqual([{ eventId: mine.ids[0], status: "delivered", deliveredVia: "relay" }]);
+    expect(await rows(theirs.ids)).toEqual([{ eventId: theirs.ids[0], status: "pending", deliveredVia: null }]);
+  });
 });
