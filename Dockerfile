@@ -37,6 +37,4 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# A young generation of 64 MB (--max-semi-space-size, as npm start): fewer scavenges, a twentieth
-# less CPU per API request and fewer pauses inside live turns (docs/decisions.md).
-CMD ["node", "--max-semi-space-size=64", "dist/bin/agentline.js", "serve"]
+CMD ["node", "dist/bin/agentline.js", "serve"]

@@ -53,8 +53,7 @@ export interface Setup {
 export async function setUp(database: string, env: (port: number) => Record<string, string> = () => ({})): Promise<Setup> {
   const port = await freePort();
   const settings = { LOG_LEVEL: "warn", TURN_TIMEOUT_MS: "60000", RELAY_WINDOW: "1000", PORT: String(port), ...env(port) };
-  // As npm start runs it (package.json), with any BENCH_NODE_ARGS after.
-  const serve = ["node", "--max-semi-space-size=64", ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), "dist/bin/agentline.js", "serve"];
+  const serve = ["node", ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), "dist/bin/agentline.js", "serve"];
   if (database === "pglite") {
     const dataDir = mkdtempSync(join(tmpdir(), "agentline-bench-"));
     const handle = await openDatabase({ dataDir, logger: createLogger("silent") });

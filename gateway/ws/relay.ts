@@ -93,8 +93,15 @@ class RelaySocket {
     this.cleanup.push(untrack);
     const { relayAckTimeoutMs, relayPingMs } = core.config;
     const resend = setInterval(() => this.resendUnacked(), Math.max(50, Math.min(1_000, relayAckTimeoutMs / 4)));
-    const ping = setInterval(() => this.heartbeat(), relayPingMs);
-    this.cleanup.push(() => clearInterval(resend), () => clearInterval(ping));
+    // Each socket beats from a random point of the interval: sockets opened together (after a
+    // restart, every one) would otherwise ping, touch their sessions and read their backlogs all
+    // at once, a burst of database work beside the live turns, every interval.
+    let ping: NodeJS.Timeout | undefined;
+    const firstBeat = setTimeout(() => {
+      this.heartbeat();
+      ping = setInterval(() => this.heartbeat(), relayPingMs);
+    }, Math.random() * relayPingMs);
+    this.cleanup.push(() => clearInterval(resend), () => clearTimeout(firstBeat), () => clearInterval(ping));
     ws.on("pong", () => (this.alive = true));
     ws.on("message", (data) => this.onFrame(String(data)));
     ws.on("close", () => {

@@ -50,4 +50,28 @@ describe("relay sessions", () => {
     expect(touched.connectedAt.getTime()).toBe(opened.connectedAt.getTime());
     await relay.close();
   });
+
+  it("writes the touches of one tick together, each only on the session it names", async () => {
+    const [a, b] = [await agentWithNumber(api), await agentWithNumber(api)];
+    const relays = [
+      await RelayClient.connect(service.baseUrl, { agent_id: a.agentId, runtime: "test" }, account.apiKey),
+      await RelayClient.connect(service.baseUrl, { agent_id: b.agentId, runtime: "test" }, account.apiKey),
+    ];
+    const [rowA, rowB] = [(await sessionRow(a.agentId))!, (await sessionRow(b.agentId))!];
+    const later = new Date(Math.max(rowA.lastSeenAt.getTime(), rowB.lastSeenAt.getTime()) + 30_000);
+    const realNow = service.core.now;
+    service.core.now = () => later;
+    try {
+      // A's own session, and B's agent under a session id that is not B's (a replaced socket's).
+      const first = touchRelaySession(service.core, a.agentId, rowA.sessionId);
+      const second = touchRelaySession(service.core, b.agentId, "sess_replaced");
+      expect(second).toBe(first);
+      await first;
+    } finally {
+      service.core.now = realNow;
+    }
+    expect((await sessionRow(a.agentId))!.lastSeenAt.getTime()).toBe(later.getTime());
+    expect((await sessionRow(b.agentId))!.lastSeenAt.getTime()).toBe(rowB.lastSeenAt.getTime());
+    await Promise.all(relays.map((relay) => relay.close()));
+  });
 });
