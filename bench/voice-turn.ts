@@ -38,6 +38,7 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
     }),
   );
   await openConnections(`${service.baseUrl}/health`, calls);
+  const before = await legTotals(service.baseUrl);
   const toRelay: number[] = [];
   const toSpeech: number[] = [];
   const started = performance.now();
@@ -64,6 +65,7 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const after = await legTotals(service.baseUrl);
   await Promise.all(
     lines.map(async ({ relay, phone, callId }) => {
       await api.post(`/v1/calls/${callId}/hangup`, undefined, { unchecked: true });
@@ -77,9 +79,22 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
     turns: calls * turns,
     utterance_to_relay: summary(toRelay),
     push_to_speech: summary(toSpeech),
+    // The same legs as the service timed them itself (agentline_turn_leg_seconds): from the
+    // utterance's or the push's arrival to the frame's hand-off, its database round trip included.
+    service_leg_mean_ms: {
+      utterance_to_relay: round(((after.utterance.sum - before.utterance.sum) / (after.utterance.count - before.utterance.count)) * 1000),
+      push_to_speech: round(((after.push.sum - before.push.sum) / (after.push.count - before.push.count)) * 1000),
+    },
     turns_per_second: Math.round((calls * turns) / seconds),
     call_id: lines[0]!.callId,
   };
+}
+
+/** The service's own running totals of each turn leg, from its /metrics (a loopback client needs no token). */
+async function legTotals(baseUrl: string) {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const read = (leg: string, what: "sum" | "count") => Number(new RegExp(`^agentline_turn_leg_seconds_${what}\\{leg="${leg}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+  return { utterance: { sum: read("utterance", "sum"), count: read("utterance", "count") }, push: { sum: read("push", "sum"), count: read("push", "count") } };
 }
 
 /** A backlog of texts drained by one relay socket acking in batches. */
