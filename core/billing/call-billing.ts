@@ -1,4 +1,4 @@
-import { and, eq, gt, lte } from "drizzle-orm";
+import { and, asc, eq, gt, lte } from "drizzle-orm";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { calls, type CallStatus } from "../db/schema/calls.js";
@@ -76,27 +76,35 @@ export async function settleCallBilling(core: Core, tx: Executor, call: CallRow)
 // Extend a call's paid time this long before it runs out, so a paying call never lapses.
 const LOOKAHEAD_MS = 5_000;
 
+/** A call whose paid time runs out before `dueBy` and that is still talking. */
+function dueBefore(dueBy: Date) {
+  // A free call has no paid time (paid_until stays null), so it is never due; the rate is
+  // checked too for one answered before free calls were left unmetered.
+  return and(eq(calls.status, "in-progress" satisfies CallStatus), lte(calls.paidUntil, dueBy), gt(calls.rateMicrosPerSecond, 0));
+}
+
 /**
  * The meter: buys the next block for calls whose paid time is about to run out, and returns the
  * calls that could not pay and whose paid time is over, to be ended at the moment it ran out.
- * Rows are claimed with SKIP LOCKED, so any number of processes may run it.
+ * Each call is prepaid in a transaction of its own, its row claimed with SKIP LOCKED (so any
+ * number of processes may run it): a live turn, which locks its call's row, waits at most for
+ * that one call's prepayment, where one transaction over every due call had held them all
+ * until the last was paid.
  */
 export async function meterCalls(core: Core): Promise<Array<{ callId: string; endAt: Date }>> {
   const now = core.now();
-  return core.db.transaction(async (tx) => {
-    const due = await tx
-      .select()
-      .from(calls)
-      // A free call has no paid time (paid_until stays null), so it is never due; the rate is
-      // checked too for one answered before free calls were left unmetered.
-      .where(and(eq(calls.status, "in-progress" satisfies CallStatus), lte(calls.paidUntil, new Date(now.getTime() + LOOKAHEAD_MS)), gt(calls.rateMicrosPerSecond, 0)))
-      .limit(200)
-      .for("update", { skipLocked: true });
-    const exhausted: Array<{ callId: string; endAt: Date }> = [];
-    for (const call of due) {
+  const dueBy = new Date(now.getTime() + LOOKAHEAD_MS);
+  const due = await core.db.select({ callId: calls.callId }).from(calls).where(dueBefore(dueBy)).orderBy(asc(calls.paidUntil)).limit(200);
+  const exhausted: Array<{ callId: string; endAt: Date }> = [];
+  for (const { callId } of due) {
+    const unpaid = await core.db.transaction(async (tx) => {
+      // Still due, and not being prepaid by another process (or locked by a turn: next pass).
+      const [call] = await tx.select().from(calls).where(and(eq(calls.callId, callId), dueBefore(dueBy))).for("update", { skipLocked: true });
+      if (!call) return undefined;
       const bought = await prepayBlock(core, tx, call, call.paidUntil!);
-      if (bought === 0 && call.paidUntil! <= now) exhausted.push({ callId: call.callId, endAt: call.paidUntil! });
-    }
-    return exhausted;
-  });
+      return bought === 0 && call.paidUntil! <= now ? { callId, endAt: call.paidUntil! } : undefined;
+    });
+    if (unpaid) exhausted.push(unpaid);
+  }
+  return exhausted;
 }

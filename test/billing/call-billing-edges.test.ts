@@ -2,8 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { meterCalls } from "../../core/billing/call-billing.js";
 import { tryCharge } from "../../core/billing/ledger.js";
 import { createAccount } from "../support/accounts.js";
+import { statementsWaitingForALock } from "../support/postgres.js";
 import { Api } from "../support/api.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 import { expectBalanceIsLedgerSum, ledgerOf, manualClock } from "./support.js";
 
@@ -109,6 +110,39 @@ describe("the meter", () => {
     expect((await meterCalls(service.core)).filter((due) => due.callId === call.call_id)).toEqual([{ callId: call.call_id, endAt: new Date(paidUntil) }]);
     await service.core.billing.runOnce();
     expect((await api.get(`/v1/calls/${call.call_id}`)).body).toMatchObject({ status: "completed", ended_by: "service", billed_seconds: 60 });
+  });
+
+  it.skipIf(!onPostgres)("prepays each due call in a transaction of its own: a call already paid is let go while the next one waits", async () => {
+    const clock = manualClock(service.core);
+    const [first, second] = [await callWith(5_000_000), await callWith(5_000_000)];
+    const sql = service.core.database.postgresClient!;
+    // Both due at the next pass, the first sooner; the meter takes the sooner first.
+    const due = clock.now().getTime() + 3_600_000;
+    await sql`update calls set paid_until = ${new Date(due).toISOString()} where call_id = ${first.call.call_id}`;
+    await sql`update calls set paid_until = ${new Date(due + 1_000).toISOString()} where call_id = ${second.call.call_id}`;
+    clock.set(new Date(due - 2_000));
+    // The second call's account is held (a top-up, say): its prepayment waits for it.
+    let release!: () => void;
+    let held!: () => void;
+    const holding = sql.begin(async (tx) => {
+      await tx`select 1 from accounts where account_id = ${second.account.accountId} for update`;
+      held();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await new Promise<void>((resolve) => (held = resolve));
+    const metering = meterCalls(service.core);
+    try {
+      await statementsWaitingForALock(service.core.db, 1);
+      // The first call's block is bought and committed, and its row is free for a live turn.
+      const [row] = await sql`select paid_until > ${new Date(due).toISOString()}::timestamptz as moved from calls where call_id = ${first.call.call_id} for update nowait`;
+      expect(row).toEqual({ moved: true });
+    } finally {
+      release();
+      await holding;
+    }
+    await metering;
+    const [after] = await sql`select paid_until > ${new Date(due + 1_000).toISOString()}::timestamptz as moved from calls where call_id = ${second.call.call_id}`;
+    expect(after).toEqual({ moved: true });
   });
 
   it("returns an empty list when no call is due", async () => {
