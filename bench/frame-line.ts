@@ -1,9 +1,9 @@
 /**
  * The benchmark's own WebSocket client: a raw `ws` socket that hands each JSON frame to the one
- * waiter it has, and drops the rest. The test suite's FrameSocket keeps every frame and searches
- * them on each arrival, and a timer goes with every wait; a hundred of them cost the benchmark as
- * much CPU as a fifth of what they measured, on the same two cores as the service (bench/README
- * in docs/decisions.md, "The benchmark's client").
+ * waiter it has, and drops the rest unparsed. The test suite's FrameSocket keeps every frame,
+ * searches them on each arrival and sets a timer per wait; the client shares the two cores with
+ * the service and PostgreSQL, so its CPU counted against the service's throughput
+ * (docs/decisions.md, "The turn's client, batches and statements").
  */
 import WebSocket from "ws";
 

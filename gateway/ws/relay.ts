@@ -4,6 +4,7 @@ import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events
 import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
 import type { EventEnvelope } from "../../core/events/schemas.js";
 import { relayUpgradeAccount } from "./relay-auth.js";
+import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** Close code for a socket that a newer socket of the same agent replaced. */
@@ -16,23 +17,19 @@ export const REPLACED = 4000;
  */
 export function relayRoute(core: Core): UpgradeRoute {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 });
-  // This process's sockets by agent, so one bus subscription serves them all.
-  const byAgent = new Map<string, Set<RelaySocket>>();
-  const each = (agentId: unknown, fn: (socket: RelaySocket) => void) => byAgent.get(String(agentId))?.forEach(fn);
+  const sockets = new SocketsByKey<RelaySocket>();
   const unsubscribe = [
-    core.bus.subscribe(EVENTS_CREATED_CHANNEL, (m) => each(m.agent_id, (s) => s.offer(m))),
-    core.bus.subscribe(RELAY_SESSION_CHANNEL, (m) => each(m.agent_id, (s) => s.replacedBy(String(m.session_id)))),
+    core.bus.subscribe(EVENTS_CREATED_CHANNEL, (m) => sockets.each(m.agent_id, (s) => s.offer(m))),
+    core.bus.subscribe(RELAY_SESSION_CHANNEL, (m) => sockets.each(m.agent_id, (s) => s.replacedBy(String(m.session_id)))),
     // Announcements sent while the bus was reconnecting were missed: every socket looks now.
-    core.bus.onReconnect(() => byAgent.forEach((sockets) => sockets.forEach((s) => s.pump()))),
+    core.bus.onReconnect(() => sockets.all((s) => s.pump())),
   ];
   const track = (socket: RelaySocket) => {
-    const set = byAgent.get(socket.agentId) ?? new Set();
-    byAgent.set(socket.agentId, set.add(socket));
+    const untrack = sockets.track(socket.agentId, socket);
     core.metrics.relaySockets.inc();
     return () => {
       core.metrics.relaySockets.dec();
-      set.delete(socket);
-      if (set.size === 0) byAgent.delete(socket.agentId);
+      untrack();
     };
   };
   return {

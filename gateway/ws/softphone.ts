@@ -10,6 +10,7 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { farParty } from "../../core/sandbox/far-party.js";
 import { bearerToken } from "../http/authenticate.js";
+import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** What a softphone client may send. */
@@ -57,22 +58,12 @@ export async function upgradeAccount(core: Core, req: IncomingMessage, options: 
  */
 export function softphoneRoute(core: Core): UpgradeRoute {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
-  // This process's softphones by call: one bus subscription serves them all, so what is said on
-  // one call costs the same however many calls the process carries.
-  const byCall = new Map<string, Set<Softphone>>();
-  const each = (callId: unknown, fn: (phone: Softphone) => void) => byCall.get(String(callId))?.forEach(fn);
+  const phones = new SocketsByKey<Softphone>();
   const unsubscribe = [
-    core.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id }))),
-    core.bus.subscribe(CALL_STATUS_CHANNEL, (m) => each(m.call_id, (phone) => phone.status(String(m.status)))),
+    core.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => phones.each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id }))),
+    core.bus.subscribe(CALL_STATUS_CHANNEL, (m) => phones.each(m.call_id, (phone) => phone.status(String(m.status)))),
   ];
-  const track = (phone: Softphone) => {
-    const set = byCall.get(phone.callId) ?? new Set();
-    byCall.set(phone.callId, set.add(phone));
-    return () => {
-      set.delete(phone);
-      if (set.size === 0) byCall.delete(phone.callId);
-    };
-  };
+  const track = (phone: Softphone) => phones.track(phone.callId, phone);
   return {
     pattern: /^\/v1\/sandbox\/calls\/([^/]+)\/ws$/,
     async handle(req, socket, head, match) {
