@@ -115,6 +115,13 @@ const EnvSchema = z.object({
   RELAY_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   RELAY_WINDOW: z.coerce.number().int().min(1).max(10_000).default(100),
   RELAY_PING_MS: z.coerce.number().int().min(100).max(300_000).default(25_000),
+  // What one account may hold open or in flight at once, so that it never stalls another.
+  ACCOUNT_MAX_SOCKETS: z.coerce.number().int().min(1).max(100_000).default(500),
+  ACCOUNT_MAX_WAITS: z.coerce.number().int().min(1).max(10_000).default(20),
+  ACCOUNT_MAX_AGENTS: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  ACCOUNT_MAX_REQUESTS: z.coerce.number().int().min(1).max(100_000).default(200),
+  // Connections one client address may hold open at once (idle keep-alives and sockets included).
+  IP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
   // The rate card, in USD. Call rates are per minute, billed per second: they must come to a
   // whole number of micro-dollars per second (a multiple of 0.00006 per minute).
   RATE_NUMBER_LOCAL_MONTHLY_USD: usd.default("1.15"),
@@ -186,6 +193,8 @@ export interface Config {
   /** How many unacknowledged events one relay socket may have in flight. */
   relayWindow: number;
   relayPingMs: number;
+  /** What one account, or one client address, may hold open or in flight at once. */
+  limits: Limits;
   /** Prices in micro-USD. */
   rates: {
     numberMonthly: { local: number; toll_free: number; mobile: number };
@@ -214,6 +223,20 @@ export interface Config {
   };
   /** AgentID sign-in; undefined when AGENTID_ISSUER is unset (then it answers 404). */
   agentId: AgentIdSettings | undefined;
+}
+
+/** Per-account and per-address ceilings; each refusal (a 429 or a WebSocket close) names the one it hit. */
+export interface Limits {
+  /** WebSockets (relay and softphone) one account may have open. */
+  accountSockets: number;
+  /** Long polls (MCP wait_for_event) one account may have waiting. */
+  accountWaits: number;
+  /** Agents one account may have. */
+  accountAgents: number;
+  /** Requests one account may have in flight. */
+  accountRequests: number;
+  /** TCP connections one client address may hold open. */
+  ipConnections: number;
 }
 
 /** Where AgentID sign-in goes and who this service is to it. */
@@ -318,6 +341,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     relayAckTimeoutMs: e.RELAY_ACK_TIMEOUT_MS,
     relayWindow: e.RELAY_WINDOW,
     relayPingMs: e.RELAY_PING_MS,
+    limits: {
+      accountSockets: e.ACCOUNT_MAX_SOCKETS,
+      accountWaits: e.ACCOUNT_MAX_WAITS,
+      accountAgents: e.ACCOUNT_MAX_AGENTS,
+      accountRequests: e.ACCOUNT_MAX_REQUESTS,
+      ipConnections: e.IP_MAX_CONNECTIONS,
+    },
     rates: {
       numberMonthly: {
         local: usdToMicros(e.RATE_NUMBER_LOCAL_MONTHLY_USD),
