@@ -1,0 +1,50 @@
+import { expect } from "vitest";
+import { Api } from "./api.js";
+import { createAccount, type TestAccount } from "./accounts.js";
+import type { TestService } from "./service.js";
+
+/**
+ * Another tenant of the service under attack: an account with one agent, which a hostile-client
+ * test asks to be served normally during and after the attack. `check()` reads the agent back
+ * (a signed-in GET that touches the database) and returns how long it took.
+ */
+export interface Bystander {
+  account: TestAccount;
+  agentId: string;
+  /** One GET of the bystander's agent; fails the test unless it is a 200 with the agent. Returns its latency in ms. */
+  check(): Promise<number>;
+  /** `n` checks one after another; their latencies in ms, in order. */
+  sample(n: number): Promise<number[]>;
+}
+
+export async function bystander(service: TestService): Promise<Bystander> {
+  const account = await createAccount(service.core);
+  const api = new Api(service.baseUrl, account.apiKey);
+  const created = await api.post("/v1/agents", { name: "bystander" });
+  expect(created.status).toBe(201);
+  const agentId = created.body.agent_id as string;
+  const check = async () => {
+    const started = performance.now();
+    const res = await api.get(`/v1/agents/${agentId}`, { unchecked: true });
+    const elapsed = performance.now() - started;
+    expect(res.status, `the bystander's GET answered ${res.status}: ${res.text.slice(0, 200)}`).toBe(200);
+    expect(res.body.agent_id).toBe(agentId);
+    return elapsed;
+  };
+  return {
+    account,
+    agentId,
+    check,
+    async sample(n) {
+      const latencies: number[] = [];
+      for (let i = 0; i < n; i++) latencies.push(await check());
+      return latencies;
+    },
+  };
+}
+
+/** The p-th percentile (0–100) of a list of numbers. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
