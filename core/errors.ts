@@ -40,6 +40,7 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, title: "Payload too large", when: "The request body is larger than the service accepts." },
   unsupported_media_type: { status: 415, title: "Unsupported media type", when: "The request body is not JSON." },
   rate_limited: { status: 429, title: "Too many requests", when: "Too many requests; `Retry-After` says when to try again." },
+  limit_reached: { status: 429, title: "Limit reached", when: "The account (or client address) already holds as many of something as it may at once (sockets, long polls, agents, requests in flight); `limit` names which and `max` its size, as listed in /.well-known/service.json. Close or finish one, or retry after `Retry-After`." },
   internal_error: { status: 500, title: "Internal server error", when: "Something unexpected failed; the log has the detail under the request id." },
   carrier_unavailable: { status: 502, title: "Carrier unavailable", when: "The telephone carrier (Twilio) could not be reached, failed, timed out or refused the service's credentials; nothing was charged or changed, so the request can be retried." },
   service_unavailable: { status: 503, title: "Service unavailable", when: "A dependency (database, mail server, the AgentID identity provider) is unavailable right now." },
@@ -84,6 +85,14 @@ export class AppError extends Error {
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
   }
+}
+
+/** The names of the per-account and per-address ceilings (config.limits), as refusals and the service document name them. */
+export type LimitName = "account_sockets" | "account_waits" | "account_agents" | "account_requests" | "ip_connections";
+
+/** The 429 for a ceiling that is full: names the limit and its size; Retry-After in seconds. */
+export function limitReached(limit: LimitName, max: number, detail: string, retryAfterSeconds = 1): AppError {
+  return new AppError("limit_reached", detail, { headers: { "Retry-After": String(retryAfterSeconds) }, extra: { limit, max } });
 }
 
 /** The 404 every lookup gives for a missing or foreign resource. */

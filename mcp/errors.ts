@@ -48,6 +48,7 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   payload_too_large: "Send less: shorten the text or the metadata.",
   unsupported_media_type: "Send the arguments as a JSON object.",
   rate_limited: (error) => `Wait ${String(error.extra.retry_after ?? error.headers["Retry-After"] ?? "a few")} seconds, then try again.`,
+  limit_reached: (error) => `This account already holds as many ${String(error.extra.limit ?? "of these")} as it may at once (${String(error.extra.max ?? "")}): finish or close one, then try again.`,
   internal_error: TRY_LATER,
   carrier_unavailable: "The telephone carrier did not answer; nothing was charged or changed. Try the same call again in a minute.",
   service_unavailable: TRY_LATER,
