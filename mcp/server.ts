@@ -7,6 +7,7 @@ import { AppError, type FieldError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString } from "../core/schemas/validation.js";
+import { confineToAgent } from "./agent-limit.js";
 import { toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { agentTools } from "./tools/agents.js";
@@ -56,9 +57,11 @@ export function toolsFor(config: Pick<Config, "carrier">): readonly Tool[] {
   return catalogueFor(config).tools;
 }
 
-/** The account an MCP connection acts for, from its API key or agent token. */
+/** The account an MCP connection acts for, from its API key, agent token or OAuth access token. */
 export interface McpPrincipal {
   accountId: string;
+  /** An OAuth connection limited to one agent: it sees and acts for that agent alone (mcp/agent-limit.ts). */
+  agentId?: string | null;
 }
 
 /** One MCP server for one principal; made per HTTP request (stateless) or once per stdio process. */
@@ -72,7 +75,7 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
       const tool = byName.get(request.params.name);
       // The spec's error handling: an unknown tool is a protocol error (invalid params), not a tool result.
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools/list shows every tool.`);
-      return callTool(tool, { core, accountId: principal.accountId, signal: extra.signal }, request.params.arguments ?? {}, requestId);
+      return callTool(tool, { core, accountId: principal.accountId, agentId: principal.agentId ?? null, signal: extra.signal }, request.params.arguments ?? {}, requestId);
     });
   });
   return server;
@@ -81,7 +84,9 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
 async function callTool(tool: Tool, context: ToolContext, args: Record<string, unknown>, requestId: string): Promise<CallToolResult> {
   const started = performance.now();
   try {
-    const result = await tool.run(context, validate(tool, args));
+    const checked = validate(tool, args);
+    const run = context.agentId ? await confineToAgent(tool, { ...context, agentId: context.agentId }, checked) : () => tool.run(context, checked);
+    const result = await run();
     // The declared shape, exactly: extra fields are dropped, a missing one is our bug (a 500).
     const structured = tool.output.parse(result) as Record<string, unknown>;
     context.core.logger.info({ tool: tool.name, account_id: context.accountId, ms: Math.round(performance.now() - started) }, "tool call");

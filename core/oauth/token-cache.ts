@@ -1,0 +1,69 @@
+import { hashToken } from "../auth/tokens.js";
+import type { Core } from "../context.js";
+import type { OAuthPrincipal } from "./principal.js";
+
+/**
+ * Announced when OAuth tokens stop working: `{connection_id}` when a connection ends (every token
+ * of it), `{token_hash}` when one access token is revoked. Every process drops them from its cache.
+ */
+export const OAUTH_REVOKED_CHANNEL = "auth.oauth_revoked";
+
+// A safety net only (revocations are announced): a cached token is looked up again after this.
+const TTL_MS = 30_000;
+const MAX_TOKENS = 1_000;
+
+export interface CachedToken {
+  principal: OAuthPrincipal;
+  /** The token's own expiry, epoch milliseconds. */
+  expiresAtMs: number;
+  lastUsedAt: Date | null;
+  cachedAt: number;
+}
+
+/**
+ * The OAuth access tokens this process checked lately, by the hash of the token, so an /mcp
+ * request costs no lookup, as API keys do (key-cache.ts).
+ */
+export class OAuthTokenCache {
+  private readonly tokens = new Map<string, CachedToken>();
+
+  constructor(core: Core) {
+    core.bus.subscribe(OAUTH_REVOKED_CHANNEL, (message) => {
+      if (typeof message.connection_id === "string") this.forgetConnection(message.connection_id);
+      if (typeof message.token_hash === "string") this.tokens.delete(message.token_hash);
+    });
+  }
+
+  get(token: string, now: number): CachedToken | undefined {
+    const hash = hashToken(token);
+    const entry = this.tokens.get(hash);
+    if (entry && now - entry.cachedAt < TTL_MS) return entry;
+    if (entry) this.tokens.delete(hash);
+    return undefined;
+  }
+
+  set(token: string, entry: CachedToken): CachedToken {
+    const hash = hashToken(token);
+    this.tokens.delete(hash);
+    this.tokens.set(hash, entry);
+    if (this.tokens.size > MAX_TOKENS) this.tokens.delete(this.tokens.keys().next().value!);
+    return entry;
+  }
+
+  forgetToken(tokenHash: string): void {
+    this.tokens.delete(tokenHash);
+  }
+
+  forgetConnection(connectionId: string): void {
+    for (const [hash, entry] of this.tokens) if (entry.principal.connectionId === connectionId) this.tokens.delete(hash);
+  }
+}
+
+const caches = new WeakMap<Core, OAuthTokenCache>();
+
+/** The process's OAuth token cache (one per core). */
+export function oauthTokenCache(core: Core): OAuthTokenCache {
+  let cache = caches.get(core);
+  if (!cache) caches.set(core, (cache = new OAuthTokenCache(core)));
+  return cache;
+}
