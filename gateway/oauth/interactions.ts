@@ -20,6 +20,9 @@ import { codePage, consentPage, problemPage, signInPage } from "./pages.js";
 type Interaction = Awaited<ReturnType<Provider["interactionDetails"]>>;
 
 const AGENTID_COOKIE = "agentline_agentid_session";
+// The notice page's, but the Referer (and so the Origin of a form) stays on this site: with
+// no-referrer a browser sends `Origin: null`, which the forms' origin check refuses.
+const PAGE_HEADERS = { ...NOTICE_PAGE_HEADERS, "Referrer-Policy": "same-origin" };
 const parseForm = express.urlencoded({ extended: false, limit: "8kb", parameterLimit: 20 });
 
 /**
@@ -35,7 +38,7 @@ export function interactionPages(core: Core): RequestHandler {
     if (!match) return next();
     const [, uid, step] = match as unknown as [string, string, string | undefined];
     const serve = async () => {
-      res.set(NOTICE_PAGE_HEADERS);
+      res.set(PAGE_HEADERS);
       const provider = await authorizationServer(core);
       let interaction: Interaction;
       try {
@@ -100,7 +103,8 @@ class Steps {
   }
 
   async show(): Promise<void> {
-    if (this.interaction.prompt.name === "login") return this.signIn(200);
+    // `?account=other` from the consent page: someone else signs in on this browser.
+    if (this.interaction.prompt.name === "login" || this.req.query.account === "other") return this.signIn(200);
     if (this.interaction.prompt.name === "consent") return this.consent(200);
     send(this.res, 400, problemPage("This sign-in cannot go on", `It asks for a step this service does not offer (${this.interaction.prompt.name}).`));
   }
@@ -125,7 +129,6 @@ class Steps {
   }
 
   async sendCode(): Promise<void> {
-    if (this.interaction.prompt.name !== "login") return this.show();
     const email = this.field("email");
     if (!Email.safeParse(email).success) return this.signIn(400, "Enter a valid e-mail address.", email);
     try {
@@ -138,7 +141,6 @@ class Steps {
   }
 
   async checkCode(): Promise<void> {
-    if (this.interaction.prompt.name !== "login") return this.show();
     const email = this.field("email");
     const code = this.field("code");
     if (!Email.safeParse(email).success) return this.signIn(400, "Enter a valid e-mail address.");
@@ -186,6 +188,7 @@ class Steps {
       status,
       consentPage({
         action: `${this.base}/consent`,
+        switchAccount: `${this.base}?account=other`,
         csrf: this.csrf,
         clientName: await this.clientName(),
         clientId: String(this.interaction.params.client_id),

@@ -30,7 +30,8 @@ export function oauthServer(core: Core): RequestHandler {
   const pages = interactionPages(core);
   let callback: ReturnType<Awaited<ReturnType<typeof authorizationServer>>["callback"]> | undefined;
   return (req, res, next) => {
-    if (!PROVIDER_PATHS.has(req.path)) return pages(req, res, next);
+    // The authorization endpoint resumes at /oauth/authorize/{uid} once a page's step is done.
+    if (!PROVIDER_PATHS.has(req.path) && !req.path.startsWith(`${OAUTH_PATHS.authorization}/`)) return pages(req, res, next);
     const serve = async () => {
       if (req.path === OAUTH_PATHS.registration && req.method === "POST") await limitRegistrations(core, req);
       const base = new URL(core.baseUrl);

@@ -83,6 +83,8 @@ ${error(view.error)}
 
 export interface ConsentView {
   action: string;
+  /** Where someone other than the signed-in account holder signs in instead. */
+  switchAccount: string;
   csrf: string;
   clientName: string;
   clientId: string;
@@ -120,6 +122,7 @@ ${limit}
 <button type="submit" name="Allow" value="allow">Allow</button>
 <button type="submit" name="Deny" value="deny">Deny</button>
 </form>
+<p class="small">Not ${h(view.account)}? <a href="${h(view.switchAccount)}">Sign in with another address</a>.</p>
 <p class="small">You can disconnect it at any time: GET /v1/auth/connections lists what is connected, DELETE /v1/auth/connections/{id} disconnects it.</p>`,
   );
 }

@@ -67,6 +67,15 @@ function createProvider(core: Core): Provider {
       id_token_signed_response_alg: "EdDSA",
     },
     enabledJWA: { idTokenSigningAlgValues: ["EdDSA"] },
+    // A client's own `scope` (registered, or in its metadata document) is dropped, not checked:
+    // oidc-provider would hold it to its OpenID scopes, and as an allow-list it would stop the
+    // client asking for more later (a step-up). What a client may do is what the person allows.
+    extraClientMetadata: {
+      properties: ["scope"],
+      validator: (_ctx: unknown, key: string, _value: unknown, metadata: Record<string, unknown>) => {
+        if (key === "scope") delete metadata.scope;
+      },
+    },
     scopes: ["openid", "offline_access"],
     claims: { openid: ["sub"] },
     features: {
