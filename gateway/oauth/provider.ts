@@ -81,7 +81,8 @@ function createProvider(core: Core): Provider {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, issueRegistrationAccessToken: false },
-      revocation: { enabled: true },
+      // A client may revoke its own tokens only; another's is ignored (200, as RFC 7009 has it).
+      revocation: { enabled: true, allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },

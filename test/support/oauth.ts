@@ -199,3 +199,89 @@ export async function startLoopbackHttps(handler: (req: IncomingMessage, res: Se
       }),
   };
 }
+
+export interface PageAnswer {
+  status: number;
+  url: string;
+  html: string;
+}
+
+/**
+ * A person's browser without JavaScript, for the many sign-ins of the refusal tests (Chromium
+ * drives the pages in the connect tests): it keeps cookies, follows redirects on the service,
+ * and stops at the first redirect that leaves it (the client's callback), which it returns.
+ */
+export class FormBrowser {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(readonly origin: string) {}
+
+  private async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<PageAnswer | URL> {
+    let next: { url: string; method: string; body?: string } = { url, method: init.method ?? "GET", ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}) };
+    for (let hops = 0; hops < 20; hops++) {
+      if (new URL(next.url).origin !== this.origin) return new URL(next.url);
+      const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") };
+      if (next.body !== undefined) Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", origin: this.origin });
+      const res = await fetch(next.url, { method: next.method, headers, body: next.body, redirect: "manual" });
+      for (const cookie of res.headers.getSetCookie()) {
+        const [pair] = cookie.split(";");
+        const [name, ...value] = pair!.split("=");
+        if (/expires=Thu, 01 Jan 1970/i.test(cookie) || value.join("=") === "") this.cookies.delete(name!.trim());
+        else this.cookies.set(name!.trim(), value.join("="));
+      }
+      const location = res.headers.get("location");
+      if (res.status >= 300 && res.status < 400 && location) {
+        next = { url: new URL(location, next.url).href, method: "GET" };
+        continue;
+      }
+      return { status: res.status, url: next.url, html: await res.text() };
+    }
+    throw new Error("too many redirects");
+  }
+
+  /** Opens a URL; a page of the service, or the URL it was sent off to. */
+  open(url: string): Promise<PageAnswer | URL> {
+    return this.request(url);
+  }
+
+  /** Submits the page's form whose action ends with `step`, with its hidden fields and `fields`. */
+  async submit(page: PageAnswer, step: string, fields: Record<string, string>): Promise<PageAnswer | URL> {
+    const form = [...page.html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)].find((m) => m[1]!.endsWith(`/${step}`));
+    if (!form) throw new Error(`no ${step} form on the page ${page.url}: ${page.html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(0, 500)}`);
+    const hidden = Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, decodeEntities(m[2]!)]));
+    return this.request(new URL(decodeEntities(form[1]!), page.url).href, { method: "POST", form: { ...hidden, ...fields } });
+  }
+
+  /**
+   * Signs in (unless this browser already is) and decides on the consent page; returns where the
+   * browser was sent (the client's callback), or the page it stopped on.
+   */
+  async authorize(url: string, person: { email: string; smtp: Smtp; decision?: "Allow" | "Deny"; agentId?: string }): Promise<PageAnswer | URL> {
+    let at = await this.open(url);
+    if (at instanceof URL) return at;
+    if (at.html.includes('type="email"')) {
+      at = await this.submit(at, "email", { email: person.email });
+      if (at instanceof URL || at.status !== 200) return at;
+      at = await this.submit(at, "code", { email: person.email, code: await person.smtp.codeFor(person.email) });
+      if (at instanceof URL) return at;
+    }
+    const decision = person.decision ?? "Allow";
+    return this.submit(at, "consent", { [decision]: decision.toLowerCase(), ...(person.agentId ? { agent_id: person.agentId } : {}) });
+  }
+}
+
+const decodeEntities = (text: string) => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+
+/**
+ * An access and refresh token for `provider`, the person allowing in a FormBrowser: the SDK's
+ * auth() registers (or names its document), sends the person to authorize, redeems the code.
+ */
+export async function tokensFor(serverUrl: string, provider: TestOAuthClient, person: FormBrowser, who: { email: string; smtp: Smtp; agentId?: string }, scope?: string) {
+  expect(await auth(provider, { serverUrl, ...(scope ? { scope } : {}) })).toBe("REDIRECT");
+  const landed = await person.authorize(provider.authorizationUrl!.href, who);
+  if (!(landed instanceof URL)) throw new Error(`the sign-in stopped at ${landed.url} (${landed.status}): ${landed.html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(0, 400)}`);
+  const code = landed.searchParams.get("code");
+  if (!code) throw new Error(`no code: ${landed.href}`);
+  expect(await auth(provider, { serverUrl, authorizationCode: code })).toBe("AUTHORIZED");
+  return provider.saved!;
+}
