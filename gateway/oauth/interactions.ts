@@ -58,7 +58,12 @@ export function interactionPages(core: Core): RequestHandler {
       if (step === "agentid") return page.startAgentId();
       return page.decide();
     };
-    servingRequest(req, res, serve).catch(next);
+    servingRequest(req, res, serve).catch((error: unknown) => {
+      // oidc-provider's refusals (an interaction that ended meanwhile, say) are the person's dead end, not ours.
+      const refusal = error as { statusCode?: number; error?: string; error_description?: string };
+      if (res.headersSent || typeof refusal.error !== "string" || !refusal.statusCode || refusal.statusCode >= 500) return next(error);
+      send(res, refusal.statusCode, problemPage("This sign-in cannot go on", `${refusal.error}: ${refusal.error_description ?? ""}`, "Start again from the app that sent you here."));
+    });
   };
 }
 
@@ -153,11 +158,33 @@ class Steps {
       const message = error.code === "invalid_otp" ? "That code is wrong or has expired. Check the newest e-mail, or use another address to get a new code." : error.message;
       return this.codeForm(error.status, email, { error: message });
     }
-    await this.finish({ login: { accountId, remember: false } }, false);
+    await this.signInAs(accountId);
+  }
+
+  /**
+   * Ends the step with this account signed in. Someone else signing in on a browser already
+   * signed in here ("Sign in with another address") ends the earlier sign-in first: oidc-provider
+   * would otherwise send the browser through a logout page that needs JavaScript.
+   */
+  private async signInAs(accountId: string): Promise<void> {
+    const returnTo = await this.provider.interactionResult(this.req, this.res, { login: { accountId, remember: false } }, { mergeWithLastSubmission: false });
+    const signedIn = this.interaction.session?.accountId;
+    if (signedIn && signedIn !== accountId) {
+      // The interaction forgets the earlier sign-in (as oidc-provider's own logout step does), and that sign-in ends.
+      const interaction = await this.provider.Interaction.find(this.interaction.uid);
+      if (interaction?.session) {
+        delete (interaction.session as { uid?: string }).uid;
+        await interaction.persist();
+      }
+      const name = this.provider.cookieName("session");
+      const sessionId = new RegExp(`(?:^|;\\s*)${name}=([^;]+)`).exec(this.req.get("cookie") ?? "")?.[1];
+      if (sessionId) await (await this.provider.Session.find(decodeURIComponent(sessionId)))?.destroy();
+    }
+    this.res.redirect(303, returnTo);
   }
 
   async startAgentId(): Promise<void> {
-    if (this.interaction.prompt.name !== "login" || !this.core.config.agentId) return this.show();
+    if (!this.core.config.agentId) return this.show();
     let started;
     try {
       started = await startAgentIdSignIn(this.core, { ip: this.req.ip ?? "unknown", continueUrl: `${this.core.baseUrl}${this.base}/agentid` });
@@ -174,8 +201,8 @@ class Steps {
     const sessionId = /(?:^|;\s*)agentline_agentid_session=([^;]+)/.exec(this.req.get("cookie") ?? "")?.[1];
     const accountId = sessionId ? await claimAgentIdAccount(this.core, decodeURIComponent(sessionId)) : null;
     this.res.clearCookie(AGENTID_COOKIE, { path: this.base });
-    if (!accountId || this.interaction.prompt.name !== "login") return this.signIn(400, "The AgentID sign-in did not complete in this browser. Try again, or use an e-mail code.");
-    await this.finish({ login: { accountId, remember: false } }, false);
+    if (!accountId) return this.signIn(400, "The AgentID sign-in did not complete in this browser. Try again, or use an e-mail code.");
+    await this.signInAs(accountId);
   }
 
   private async consent(status: number, error?: string): Promise<void> {

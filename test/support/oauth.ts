@@ -214,13 +214,22 @@ export interface PageAnswer {
 export class FormBrowser {
   private readonly cookies = new Map<string, string>();
 
-  constructor(readonly origin: string) {}
+  /** `headers` go with every request (a proxy's X-Forwarded-For, say). */
+  constructor(
+    readonly origin: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  /** The Cookie header this browser sends. */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
 
   private async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<PageAnswer | URL> {
     let next: { url: string; method: string; body?: string } = { url, method: init.method ?? "GET", ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}) };
     for (let hops = 0; hops < 20; hops++) {
       if (new URL(next.url).origin !== this.origin) return new URL(next.url);
-      const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") };
+      const headers: Record<string, string> = { ...this.headers, cookie: this.cookieHeader() };
       if (next.body !== undefined) Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", origin: this.origin });
       const res = await fetch(next.url, { method: next.method, headers, body: next.body, redirect: "manual" });
       for (const cookie of res.headers.getSetCookie()) {
