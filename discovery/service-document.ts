@@ -73,15 +73,6 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
       verify: baseUrl + "/v1/auth/verify",
     },
   ];
-  methods.push({
-    type: "oauth",
-    description:
-      "For remote MCP clients (Claude, ChatGPT, VS Code, Cursor), on /mcp: OAuth 2.1, this service being the authorization server. Add the /mcp URL as a connector; " +
-      "the person signs in with an e-mail code and allows the client on a consent page.",
-    protected_resource_metadata: baseUrl + "/.well-known/oauth-protected-resource/mcp",
-    authorization_server_metadata: baseUrl + "/.well-known/oauth-authorization-server",
-    connections: baseUrl + "/v1/auth/connections",
-  });
   if (features.payments) {
     methods.push(
       {
@@ -96,6 +87,15 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
   if (features.agentIdEnabled) {
     methods.push({ type: "agentid", description: "OpenID Connect sign-in for AI agents, polled.", start: baseUrl + "/v1/auth/agentid/start" });
   }
+  methods.push({
+    type: "oauth",
+    description:
+      "For remote MCP clients (Claude, ChatGPT, VS Code, Cursor), on /mcp: OAuth 2.1, this service being the authorization server. Add the /mcp URL as a connector; " +
+      "the person signs in with an e-mail code and allows the client on a consent page.",
+    protected_resource_metadata: baseUrl + "/.well-known/oauth-protected-resource/mcp",
+    authorization_server_metadata: baseUrl + "/.well-known/oauth-authorization-server",
+    connections: baseUrl + "/v1/auth/connections",
+  });
   return {
     name: "agentline",
     version: features.version,

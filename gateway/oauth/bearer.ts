@@ -1,6 +1,7 @@
 import { authenticateOAuthToken, type OAuthPrincipal } from "../../core/oauth/connections.js";
 import type { Core } from "../../core/context.js";
-import { authorizationServer, mcpResource } from "./endpoints.js";
+import { mcpResource } from "./endpoints.js";
+import { authorizationServer } from "./lazy-provider.js";
 
 // oidc-provider's opaque tokens: 256 random bits in base64url. Anything else is no token of ours.
 const ACCESS_TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;

@@ -1,4 +1,3 @@
-import type Provider from "oidc-provider";
 import type { Core } from "../../core/context.js";
 
 /** Where the authorization server's endpoints are, under the issuer (BASE_URL). */
@@ -19,12 +18,3 @@ export const mcpResource = (core: Core) => `${core.baseUrl}/mcp`;
 
 /** A connection lasts a year at most (its refresh tokens 30 days from their last use). */
 export const CONNECTION_LIFETIME_MS = 365 * 24 * 3600 * 1000;
-
-/**
- * The authorization server (gateway/oauth/provider.ts), loaded on first use: oidc-provider takes
- * a few hundred milliseconds to import, which only OAuth requests need.
- */
-export async function authorizationServer(core: Core): Promise<Provider> {
-  const { oauthProvider } = await import("./provider.js");
-  return oauthProvider(core);
-}

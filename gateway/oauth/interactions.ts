@@ -14,7 +14,8 @@ import { findConnection, recordConnection } from "../../core/oauth/connections.j
 import { OAUTH_SCOPES, knownScopes } from "../../core/oauth/scopes.js";
 import { NOTICE_PAGE_HEADERS } from "../http/notice-page.js";
 import { servingRequest } from "../http/deadline.js";
-import { authorizationServer, CONNECTION_LIFETIME_MS, mcpResource, OAUTH_PATHS } from "./endpoints.js";
+import { CONNECTION_LIFETIME_MS, mcpResource, OAUTH_PATHS } from "./endpoints.js";
+import { authorizationServer } from "./lazy-provider.js";
 import { codePage, consentPage, problemPage, signInPage } from "./pages.js";
 
 type Interaction = Awaited<ReturnType<Provider["interactionDetails"]>>;

@@ -3,7 +3,8 @@ import { consumeRateLimits } from "../../core/auth/rate-limit.js";
 import type { Core } from "../../core/context.js";
 import { servingRequest } from "../http/deadline.js";
 import { interactionPages } from "./interactions.js";
-import { authorizationServer, OAUTH_PATHS } from "./endpoints.js";
+import { OAUTH_PATHS } from "./endpoints.js";
+import { authorizationServer } from "./lazy-provider.js";
 
 /** What oidc-provider answers itself: its endpoints and its metadata (RFC 8414, and OpenID's). */
 const PROVIDER_PATHS = new Set<string>([

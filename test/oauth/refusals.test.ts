@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oauthRecords } from "../../core/db/schema/oauth-records.js";
-import { authorizationServer } from "../../gateway/oauth/endpoints.js";
+import { authorizationServer } from "../../gateway/oauth/lazy-provider.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { FormBrowser, s256, startCallbackServer, startLoopbackHttps, TestOAuthClient, tokensFor, type PageAnswer } from "../support/oauth.js";
