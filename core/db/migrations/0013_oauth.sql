@@ -1,3 +1,7 @@
+-- OAuth for remote MCP clients (DESIGN §9a, docs/decisions.md): the authorization server's records
+-- as rows, found by the hash of their id (oauth_records); the clients an account connected
+-- (oauth_connections); and where an AgentID sign-in started from the OAuth sign-in page sends the
+-- browser back (agentid_sessions.continue_url).
 CREATE TABLE "oauth_connections" (
 	"connection_id" text PRIMARY KEY NOT NULL,
 	"account_id" text NOT NULL,
