@@ -63,7 +63,7 @@ function challenge(error?: string): Record<string, string> {
  */
 export function mcpChallenge(core: Core, error?: string): Record<string, string> {
   const params = [`resource_metadata="${core.baseUrl}${PROTECTED_RESOURCE_PATH}"`, `scope="${ALL_SCOPES.join(" ")}"`];
-  return { "WWW-Authenticate": `Bearer ${[...(error ? [`error="${error}"`] : []), ...params].join(", ")}` };
+  return { "WWW-Authenticate": `Bearer ${['realm="agentline"', ...(error ? [`error="${error}"`] : []), ...params].join(", ")}` };
 }
 
 /** /mcp: an API key or agent token as everywhere, or an OAuth access token this service issued for it. */

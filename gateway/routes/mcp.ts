@@ -61,7 +61,7 @@ function checkScope(core: Core, auth: OAuthAuth, body: unknown): void {
   if (!missing) return;
   const scope = steppedUpScope(auth.scopes, missing);
   throw new AppError("insufficient_scope", `This tool needs the ${missing} scope, which this connection was not granted. Sign in again allowing: ${scope}.`, {
-    headers: { "WWW-Authenticate": `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${core.baseUrl}${PROTECTED_RESOURCE_PATH}"` },
+    headers: { "WWW-Authenticate": `Bearer realm="agentline", error="insufficient_scope", scope="${scope}", resource_metadata="${core.baseUrl}${PROTECTED_RESOURCE_PATH}"` },
   });
 }
 

@@ -24,7 +24,7 @@ describe("how an MCP client finds the authorization server", () => {
     const res = await api.post("/mcp", initialize, { headers: { accept: "application/json, text/event-stream" } });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe(
-      `Bearer resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource/mcp", scope="${SCOPES.join(" ")}"`,
+      `Bearer realm="agentline", resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource/mcp", scope="${SCOPES.join(" ")}"`,
     );
   });
 

@@ -60,7 +60,7 @@ describe("scopes and step-up", () => {
     const refused = await callTool(tokens.access_token, "place_call", { agent_id: mine.agentId, to_number: "+15005550006" });
     expect(refused.status).toBe(403);
     expect(refused.headers.get("www-authenticate")).toBe(
-      `Bearer error="insufficient_scope", scope="agentline:read agentline:spend", resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+      `Bearer realm="agentline", error="insufficient_scope", scope="agentline:read agentline:spend", resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
     );
     expect(refused.body).toMatchObject({ status: 403, code: "insufficient_scope" });
     expect((await api.get("/v1/calls")).body.data.length).toBe(callsBefore);
@@ -181,7 +181,7 @@ describe("connections: listed, disconnected, revoked", () => {
     expect(gone.body).toMatchObject({ connection_id: listed.connection_id, disconnected: true });
     const refused = await callTool(tokens.access_token, "list_agents");
     expect(refused.status).toBe(401);
-    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
+    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer realm="agentline", error="invalid_token", resource_metadata="/);
     const refresh = await fetch(`${service.baseUrl}/oauth/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -230,7 +230,7 @@ describe("an access token past its lifetime", () => {
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const expired = await call(tokens.access_token);
     expect(expired.status).toBe(401);
-    expect(expired.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
+    expect(expired.headers.get("www-authenticate")).toMatch(/^Bearer realm="agentline", error="invalid_token", resource_metadata="/);
     // The SDK refreshes on the 401 and carries on.
     const client = await connectWithOAuth(url, provider);
     expect(((await client.callTool({ name: "list_agents", arguments: {} })) as CallToolResult).isError ?? false).toBe(false);

@@ -128,7 +128,7 @@ describe("refusals at the authorization server", () => {
     expect(again.body.access_token).toBeUndefined();
     const after = await callTool(first.body.access_token, "list_agents");
     expect(after.status).toBe(401);
-    expect(after.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token", resource_metadata="/);
+    expect(after.headers.get("www-authenticate")).toMatch(/^Bearer realm="agentline", error="invalid_token", resource_metadata="/);
   });
 
   it("rotates refresh tokens, and a reused one is refused and revokes the whole chain", async () => {
