@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { authenticateApiKey } from "../../core/auth/api-keys.js";
 import { loadCall } from "../../core/calls/call-records.js";
@@ -10,20 +10,17 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { farParty } from "../../core/sandbox/far-party.js";
 import { bearerToken } from "../http/authenticate.js";
+import { SocketAcceptor } from "./accept.js";
+import type { AccountSockets } from "./account-sockets.js";
+import { readClientFrame } from "./client-frames.js";
 import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** What a softphone client may send. */
 type ClientFrame = { type: "say"; text: string } | { type: "dtmf"; digits: string } | { type: "interrupt" } | { type: "hangup" };
 
-function parseFrame(data: string): ClientFrame | string {
-  let frame: Record<string, unknown>;
-  try {
-    frame = JSON.parse(data);
-  } catch {
-    return "frames must be JSON";
-  }
-  switch (frame?.type) {
+function parseFrame(frame: Record<string, unknown>): ClientFrame | string {
+  switch (frame.type) {
     case "say":
       return typeof frame.text === "string" && frame.text.trim() !== "" && frame.text.length <= MAX_SPOKEN_TEXT
         ? { type: "say", text: frame.text.trim() }
@@ -56,8 +53,8 @@ export async function upgradeAccount(core: Core, req: IncomingMessage, options: 
  * `{type:"speech",text,final,turn_id}` for every line the agent speaks; the client sends `say`,
  * `dtmf`, `interrupt` and `hangup`. The socket closes (1000) when the call ends.
  */
-export function softphoneRoute(core: Core): UpgradeRoute {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+export function softphoneRoute(core: Core, accountSockets: AccountSockets): UpgradeRoute {
+  const acceptor = new SocketAcceptor("softphone", 64 * 1024, core.logger);
   const phones = new SocketsByKey<Softphone>();
   const unsubscribe = [
     core.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => phones.each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id }))),
@@ -68,16 +65,16 @@ export function softphoneRoute(core: Core): UpgradeRoute {
     pattern: /^\/v1\/sandbox\/calls\/([^/]+)\/ws$/,
     async handle(req, socket, head, match) {
       const accountId = await upgradeAccount(core, req, { agentToken: true });
+      accountSockets.hold(accountId, socket);
       const callId = decodeURIComponent(match[1]!);
       const call = await loadCall(core.db, accountId, callId).catch(() => {
         throw new UpgradeRefusal("not_found", `No call with id ${JSON.stringify(callId)} exists on this account.`);
       });
-      wss.handleUpgrade(req, socket, head, (ws) => new Softphone(core, ws, callId).start(call.status, track));
+      acceptor.accept(req, socket, head, (ws) => new Softphone(core, ws, callId).start(call.status, track));
     },
     close() {
       unsubscribe.forEach((off) => off());
-      for (const client of wss.clients) client.close(1001, "server shutting down");
-      wss.close();
+      acceptor.closeAll();
     },
   };
 }
@@ -111,7 +108,9 @@ class Softphone {
 
   private onFrame(data: string): void {
     const { core, callId } = this;
-    const frame = parseFrame(data);
+    const read = readClientFrame(data);
+    if ("error" in read) return this.send(read.error);
+    const frame = parseFrame(read.frame);
     if (typeof frame === "string") return this.send({ type: "error", code: "validation_error", message: frame });
     // The call was checked to be the account's at the upgrade: frames act on it directly.
     const act = async () => {

@@ -4,6 +4,7 @@ import { TERMINAL_STATUSES } from "../../calls/schemas.js";
 import type { Database } from "../../db/database.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { UNSTORABLE_MESSAGE, unstorableString } from "../../schemas/validation.js";
 import type { CarrierSignals, CarrierSocket, CarrierSocketEndpoint, CarrierSocketSession } from "../carrier.js";
 import { requireTwilioSignature } from "./signature.js";
 import { TWILIO_PATHS, twilioUrls } from "./urls.js";
@@ -132,6 +133,12 @@ class RelaySession implements CarrierSocketSession {
       frame = JSON.parse(data) as RelayFrame;
     } catch {
       return this.sessions.logger.warn({ call_id: this.callId }, "ConversationRelay sent a frame that is not JSON");
+    }
+    // Refused before it reaches the database, naming the field. Not answered on the socket:
+    // ConversationRelay takes no error frames (an unknown one is its error 64107).
+    const unstorable = unstorableString(frame);
+    if (unstorable !== undefined) {
+      return this.sessions.logger.warn({ call_id: this.callId, type: frame.type, field: unstorable }, `ConversationRelay frame refused: ${unstorable || "the frame"} ${UNSTORABLE_MESSAGE}`);
     }
     if (frame.type === "setup") return this.setup(frame);
     if (!this.bound) return this.sessions.logger.warn({ call_id: this.callId, type: frame.type }, "ConversationRelay frame before setup ignored");

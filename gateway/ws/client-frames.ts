@@ -1,0 +1,21 @@
+import { UNSTORABLE_MESSAGE, unstorableString } from "../../core/schemas/validation.js";
+
+/** What a socket answers a client frame it refuses with; `field` names the offending field, where one does. */
+export type ErrorFrame = { type: "error"; code: "validation_error"; message: string; field?: string };
+
+/**
+ * A client's text frame read as JSON, or the error frame refusing it. Text the database cannot
+ * hold (a NUL, a lone UTF-16 surrogate) is refused here, naming its field as REST does
+ * (core/schemas/validation.ts), so no socket can turn it into a database error.
+ */
+export function readClientFrame(data: string): { frame: Record<string, unknown> } | { error: ErrorFrame } {
+  let frame: unknown;
+  try {
+    frame = JSON.parse(data);
+  } catch {
+    return { error: { type: "error", code: "validation_error", message: "frames must be JSON" } };
+  }
+  const bad = unstorableString(frame);
+  if (bad !== undefined) return { error: { type: "error", code: "validation_error", field: bad || "frame", message: `${bad || "the frame"} ${UNSTORABLE_MESSAGE}` } };
+  return { frame: frame !== null && typeof frame === "object" ? (frame as Record<string, unknown>) : {} };
+}
