@@ -20,10 +20,14 @@ const load = async () => {
 export async function serve(): Promise<void> {
   const { loadConfig, createLogger } = await load();
   const { startServer } = await import("../gateway/server.js");
+  const { guardProcess } = await import("../gateway/last-resort.js");
   const { startBanner } = await import("./banner.js");
   const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
   const running = await startServer(config, { logger });
+  // Serving now: an error that escapes every handler is logged, and ends the process unless it
+  // concerned one connection (gateway/last-resort.ts). A failed start is reported by bin/.
+  guardProcess(logger);
   process.stderr.write(startBanner(config, running));
   let stopping = false;
   const stop = (signal: string) => {
