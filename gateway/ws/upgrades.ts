@@ -42,22 +42,24 @@ function refuse(socket: Duplex, refusal: AppError): void {
  */
 function readUrl(raw: string): URL | AppError {
   let url: URL;
-  let path: string;
   try {
     url = new URL(raw, "http://localhost");
   } catch {
     return new UpgradeRefusal("bad_request", "The request URL cannot be parsed.");
   }
-  try {
-    path = decodeURIComponent(url.pathname);
-  } catch {
-    return new UpgradeRefusal("not_found", `No WebSocket endpoint at ${url.pathname}.`);
-  }
-  if (unstorableString(path) !== undefined) return new UpgradeRefusal("not_found", `No WebSocket endpoint at ${url.pathname}.`);
+  if (!decodesToStorable(url.pathname)) return new UpgradeRefusal("not_found", `No WebSocket endpoint at ${url.pathname}.`);
   const bad = [...url.searchParams].find(([name, value]) => unstorableString({ [name]: value }) !== undefined);
   if (!bad) return url;
   const field = encodeURIComponent(bad[0]);
   return new AppError("validation_error", `The query parameter ${field} has text that cannot be stored.`, { errors: [{ field, in: "query", message: UNSTORABLE_MESSAGE }] });
+}
+
+function decodesToStorable(path: string): boolean {
+  try {
+    return unstorableString(decodeURIComponent(path)) === undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** Routes the server's upgrade requests to the WebSocket endpoints; anything else is a 404. */
