@@ -69,3 +69,8 @@ export function toolError(error: unknown, tool: string, logger: Logger, requestI
   lines.push(`Next step: ${typeof next === "function" ? next(failure, tool) : next}`);
   return { isError: true, content: [{ type: "text", text: lines.join("\n") }] };
 }
+
+/** A tool call's answer once the connection's credential has been revoked: nothing more is done with it. */
+export function revokedCredential(): AppError {
+  return new AppError("unauthorized", "The API key or agent_token of this connection was revoked; nothing more is done or answered with it.");
+}

@@ -185,7 +185,11 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
     } catch (thrown) {
       if (!(thrown instanceof AppError)) throw thrown;
       let error = locateFieldErrors(route, thrown);
-      if (payment && engine) error = await withPaymentNote(core, error, (principal as { accountId: string }).accountId, payment, receiptHeaders, engine.settings.testMoney);
+      if (payment && engine) {
+        // Paid with no credential: the payer's own wallet account.
+        const walletOwnAccount = (auth as { kind: string }).kind === "unpaid" && !(auth as UnpaidAuth).credential;
+        error = await withPaymentNote(core, error, { accountId: (principal as { accountId: string }).accountId, walletOwnAccount }, payment, receiptHeaders, engine.settings.testMoney);
+      }
       if (settlementId && error.status < 500) {
         const { status, body: stored } = storable(error);
         await storeAnswer(core, settlementId, status, stored);

@@ -3,12 +3,15 @@ import type { Core } from "../../core/context.js";
 import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
 import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
 import type { EventEnvelope } from "../../core/events/schemas.js";
+import { closeOnRevoke } from "./close-on-revoke.js";
 import { relayUpgradeAccount } from "./relay-auth.js";
 import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** Close code for a socket that a newer socket of the same agent replaced. */
 export const REPLACED = 4000;
+/** Close code for a socket whose API key (or the key that minted its ticket) was revoked: 4401, in close-on-revoke.ts. */
+export { CREDENTIAL_REVOKED } from "./close-on-revoke.js";
 
 /**
  * The relay, `/v1/events/ws?agent_id=&runtime=`: an agent's events, live and durable until
@@ -38,10 +41,11 @@ export function relayRoute(core: Core): UpgradeRoute {
       const query = new URL(req.url ?? "/", "http://localhost").searchParams;
       // A ticket is spent as it is read: a URL that could not open a relay is refused before that.
       if (query.has("ticket")) relayTarget(query);
-      const accountId = await relayUpgradeAccount(core, req);
+      const { accountId, credentialId } = await relayUpgradeAccount(core, req);
       const { agentId, runtime } = relayTarget(query);
       const sessionId = await openRelaySession(core, accountId, agentId, runtime);
       wss.handleUpgrade(req, socket, head, (ws) => {
+        closeOnRevoke(core, ws, credentialId);
         const relay = new RelaySocket(core, ws, agentId, runtime, sessionId);
         relay.start(track(relay));
       });
