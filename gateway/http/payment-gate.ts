@@ -10,7 +10,7 @@ import type { PaymentEngine } from "../../payments/engine.js";
 import { creditSettlement } from "../../payments/settlements.js";
 import type { AgentTokenAuth, PaymentAuth, UnpaidAuth, WalletAuth } from "./authenticate.js";
 import { publicBaseUrl } from "./problem.js";
-import { replay } from "./stored-answers.js";
+import { openTokens, replay } from "./stored-answers.js";
 import type { Reply } from "./reply.js";
 
 /** A payment settled and credited for this request: who paid and how much. */
@@ -100,7 +100,7 @@ export async function payForRequest(
   }
   if (collected.kind === "replay") {
     const { responseStatus, responseBody } = collected.settlement;
-    return { reply: replay(responseStatus!, responseBody, { "Idempotent-Replayed": "true" }) };
+    return { reply: replay(responseStatus!, openTokens(core, responseBody), { "Idempotent-Replayed": "true" }) };
   }
   const accountId = await core.db.transaction(async (tx) => {
     const account = auth.accountId ?? (await findOrCreateWalletAccount(tx, collected.payer)).accountId;

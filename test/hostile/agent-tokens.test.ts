@@ -13,6 +13,7 @@ import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { hashToken, randomToken } from "../../core/auth/tokens.js";
 import { loadConfig } from "../../core/config.js";
 import { agentTokens } from "../../core/db/schema/agent-tokens.js";
+import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { migrationsFolder } from "../../core/db/paths.js";
 import { createLogger } from "../../core/logger.js";
 import { startServer } from "../../gateway/server.js";
@@ -23,7 +24,7 @@ import { adminUrl, databaseUrl } from "../support/postgres.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { newWallet, x402Fetch } from "../support/wallet.js";
+import { newWallet, paidRequest, x402Fetch, type Sent } from "../support/wallet.js";
 
 let service: TestService;
 let others: Bystander;
@@ -174,6 +175,24 @@ describe("agent tokens and payments", () => {
     expect(withKey.status).toBe(200);
     expect(withKey.body).toMatchObject({ account_id: owner.accountId, agent_token: null });
     expect((await new Api(service.baseUrl, owner.apiKey).get("/v1/auth/agent-tokens")).body.data).toEqual([]);
+  });
+
+  it("a retry with the same payment answers the same token, which the stored answer keeps only sealed", async () => {
+    for (const path of ["/v1/billing/topup/x402/pay?amount=1", "/v1/x402/calls/call_00000000000000000000000000/transcript"]) {
+      const sent: Sent = [];
+      const first = await x402Fetch(newWallet(), undefined, sent)(`${service.baseUrl}${path}`, { method: path.includes("topup") ? "POST" : "GET" });
+      const firstBody = (await first.json()) as any;
+      const token: string = firstBody.agent_token ?? firstBody.payment.agent_token;
+      expect(token).toMatch(/^at_/);
+      const paid = paidRequest(sent);
+      const retried = await fetch(paid.url, { method: paid.method, headers: paid.headers });
+      expect(retried.headers.get("idempotent-replayed")).toBe("true");
+      const retriedBody = (await retried.json()) as any;
+      expect(retriedBody.agent_token ?? retriedBody.payment.agent_token).toBe(token);
+      const settlements = await service.core.db.select().from(paymentSettlements);
+      expect(JSON.stringify(settlements)).not.toContain(token);
+      expect((await new Api(service.baseUrl, token).get("/v1/auth/agent-tokens")).status).toBe(200);
+    }
   });
 
   it("a paid request refused after its payment mints a token only while the wallet's account has none", async () => {
