@@ -48,9 +48,11 @@ export interface UpgradePrincipal {
 /** The account of an upgrade request's bearer API key (or, where allowed, agent token), or a 401 refusal. */
 export async function upgradeAccount(core: Core, req: IncomingMessage, options: { agentToken?: boolean } = {}): Promise<UpgradePrincipal> {
   const token = bearerToken(req.headers.authorization);
-  const principal = !token ? null : token.startsWith("at_") && options.agentToken ? await upgradeAgentToken(core, token) : await upgradeApiKey(core, token);
+  const agentToken = token?.startsWith("at_") && options.agentToken;
+  const principal = !token ? null : agentToken ? await upgradeAgentToken(core, token) : await upgradeApiKey(core, token);
   if (!principal) {
-    throw new UpgradeRefusal("unauthorized", token ? "The API key is invalid or has been revoked." : "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request.", {
+    const why = !token ? "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request." : `The ${agentToken ? "agent_token" : "API key"} is invalid or has been revoked.`;
+    throw new UpgradeRefusal("unauthorized", why, {
       "WWW-Authenticate": 'Bearer realm="agentline"',
     });
   }
