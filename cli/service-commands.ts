@@ -60,8 +60,10 @@ export async function mcp(): Promise<void> {
   }
   const logger = createLogger(config.logLevel, streamDestination(process.stderr));
   const core = await createCore(config, { logger });
-  const accountId = credential.startsWith("at_") ? await authenticateAgentToken(core, credential) : (await authenticateApiKey(core, credential))?.accountId;
-  if (!accountId) {
+  const principal = credential.startsWith("at_")
+    ? await authenticateAgentToken(core, credential).then((p) => p && { accountId: p.accountId, credentialId: p.tokenId })
+    : await authenticateApiKey(core, credential).then((p) => p && { accountId: p.accountId, credentialId: p.keyId });
+  if (!principal) {
     process.stderr.write("agentline mcp: AGENTLINE_API_KEY is not a valid API key or agent_token for this database (revoked, expired, or from another one)\n");
     await core.close();
     process.exit(1);
@@ -72,8 +74,8 @@ export async function mcp(): Promise<void> {
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
-  logger.info({ account_id: accountId, database: core.database.kind }, "mcp server on stdio");
-  await serveMcpOverStdio(core, { accountId });
+  logger.info({ account_id: principal.accountId, database: core.database.kind }, "mcp server on stdio");
+  await serveMcpOverStdio(core, principal);
   await stop();
 }
 

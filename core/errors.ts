@@ -23,7 +23,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, title: "Method not allowed", when: "The method is not allowed on this path." },
   not_acceptable: { status: 406, title: "Not acceptable", when: "The Accept header names no media type this route answers with (MCP needs application/json and text/event-stream)." },
   conflict: { status: 409, title: "Conflict", when: "The state of the resource does not allow the request." },
-  cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The key authenticating a revoke request names itself." },
+  cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The credential authenticating a revoke request (an API key, an agent token) names itself; an agent token can be rotated instead." },
   no_numbers_available: { status: 409, title: "No numbers available", when: "The carrier has no number matching the request (country, type, area code); try another area code." },
   number_unavailable: { status: 409, title: "Number unavailable", when: "The carrier no longer has the number: it was taken by someone else, or removed from the carrier account." },
   number_in_use: { status: 409, title: "Number in use", when: "The phone number is already on the service, or was released from it (released numbers are never reused)." },

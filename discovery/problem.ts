@@ -14,7 +14,10 @@ const PaymentNote = z
     balance: z.string().meta({ description: "The wallet's balance now, USD: the payment stays there" }),
     currency: z.literal("USD"),
     payer: z.string().meta({ description: "The wallet that paid" }),
-    agent_token: z.string().meta({ description: "Spends the balance on the /v1/x402 routes ('Authorization: Bearer at_...')" }),
+    agent_token: z.string().nullable().meta({
+      description:
+        "Spends the balance on the /v1/x402 routes ('Authorization: Bearer at_...'): minted here, once, for a wallet paying with no credential whose account has no live token; null otherwise (the account's tokens spend it).",
+    }),
     test_money: z.boolean(),
     detail: z.string(),
   })

@@ -30,7 +30,7 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   not_acceptable: "Send Accept: application/json, text/event-stream on every request to the MCP endpoint.",
   origin_not_allowed: "Connect from a local client or this service's own pages; a browser page on another site may not use this server.",
   conflict: "Read the resource's current state (its get_ tool) and decide again.",
-  cannot_revoke_current_key: "Revoke it with another key.",
+  cannot_revoke_current_key: "Revoke it with another key or token of the account (an agent token can rotate itself).",
   no_numbers_available: "Call buy_number again with another area_code, or without one.",
   number_unavailable: "The carrier no longer has that number: buy_number gets another, or release_number drops the one that is gone.",
   number_in_use: "Choose another number: this one is already on the service or was released from it.",
@@ -68,4 +68,9 @@ export function toolError(error: unknown, tool: string, logger: Logger, requestI
   const next = NEXT_STEPS[failure.code];
   lines.push(`Next step: ${typeof next === "function" ? next(failure, tool) : next}`);
   return { isError: true, content: [{ type: "text", text: lines.join("\n") }] };
+}
+
+/** A tool call's answer once the connection's credential has been revoked: nothing more is done with it. */
+export function revokedCredential(): AppError {
+  return new AppError("unauthorized", "The API key or agent_token of this connection was revoked; nothing more is done or answered with it.");
 }

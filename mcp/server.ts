@@ -7,7 +7,8 @@ import { AppError, type FieldError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString } from "../core/schemas/validation.js";
-import { toolError } from "./errors.js";
+import { watchCredential } from "../core/auth/revocation.js";
+import { revokedCredential, toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { agentTools } from "./tools/agents.js";
 import { billingTools } from "./tools/billing.js";
@@ -56,15 +57,20 @@ export function toolsFor(config: Pick<Config, "carrier">): readonly Tool[] {
   return catalogueFor(config).tools;
 }
 
-/** The account an MCP connection acts for, from its API key or agent token. */
+/** The account an MCP connection acts for, and the credential (key_id or token_id) it came with. */
 export interface McpPrincipal {
   accountId: string;
+  credentialId: string;
 }
 
 /** One MCP server for one principal; made per HTTP request (stateless) or once per stdio process. */
 export function createMcpServer(core: Core, principal: McpPrincipal): Server {
   const { tools, byName } = catalogueFor(core.config);
   const server = new Server({ name: "agentline", version: "0.1.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  // A revoke, on any process, ends the calls in flight (a wait_for_event) and refuses the next
+  // ones (a stdio server lives as long as its client).
+  const revoked = new AbortController();
+  server.onclose = watchCredential(core, principal.credentialId, () => revoked.abort());
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(listing) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const requestId = currentRequestId() ?? newId("req");
@@ -72,7 +78,8 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
       const tool = byName.get(request.params.name);
       // The spec's error handling: an unknown tool is a protocol error (invalid params), not a tool result.
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools/list shows every tool.`);
-      return callTool(tool, { core, accountId: principal.accountId, signal: extra.signal }, request.params.arguments ?? {}, requestId);
+      const context = { core, accountId: principal.accountId, signal: AbortSignal.any([extra.signal, revoked.signal]), revoked: revoked.signal };
+      return callTool(tool, context, request.params.arguments ?? {}, requestId);
     });
   });
   return server;
@@ -81,6 +88,7 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
 async function callTool(tool: Tool, context: ToolContext, args: Record<string, unknown>, requestId: string): Promise<CallToolResult> {
   const started = performance.now();
   try {
+    if (context.revoked.aborted) throw revokedCredential();
     const result = await tool.run(context, validate(tool, args));
     // The declared shape, exactly: extra fields are dropped, a missing one is our bug (a 500).
     const structured = tool.output.parse(result) as Record<string, unknown>;

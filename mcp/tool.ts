@@ -5,8 +5,10 @@ import type { Core } from "../core/context.js";
 export interface ToolContext {
   core: Core;
   accountId: string;
-  /** Aborted when the client cancels the call or goes away (long waits stop early). */
+  /** Aborted when the client cancels the call or goes away, or the credential is revoked (long waits stop early). */
   signal: AbortSignal;
+  /** Aborted once the connection's credential is revoked, on any process. */
+  revoked: AbortSignal;
 }
 
 /** MCP's standard hints, plus whether the tool charges the balance. */

@@ -2,6 +2,7 @@ import type { Request } from "express";
 import { z } from "zod";
 import { AppError } from "../../core/errors.js";
 import { serveMcpRequest } from "../../mcp/http.js";
+import { actorOf } from "../http/authenticate.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute } from "../http/route.js";
 
@@ -74,7 +75,7 @@ export const mcpRoutes = [
     handler: async ({ core, auth, req, res, body }) => {
       checkOrigin(req);
       checkHeaders(req);
-      await serveMcpRequest(core, { accountId: auth.accountId }, req, res, body);
+      await serveMcpRequest(core, { accountId: auth.accountId, credentialId: actorOf(auth).id }, req, res, body);
     },
   }),
 ];

@@ -6,12 +6,15 @@ import type { EventEnvelope } from "../../core/events/schemas.js";
 import { SocketAcceptor } from "./accept.js";
 import type { AccountSockets } from "./account-sockets.js";
 import { readClientFrame } from "./client-frames.js";
+import { closeOnRevoke } from "./close-on-revoke.js";
 import { relayUpgradeAccount } from "./relay-auth.js";
 import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** Close code for a socket that a newer socket of the same agent replaced. */
 export const REPLACED = 4000;
+/** Close code for a socket whose API key (or the key that minted its ticket) was revoked: 4401, in close-on-revoke.ts. */
+export { CREDENTIAL_REVOKED } from "./close-on-revoke.js";
 
 /**
  * The relay, `/v1/events/ws?agent_id=&runtime=`: an agent's events, live and durable until
@@ -41,7 +44,7 @@ export function relayRoute(core: Core, accountSockets: AccountSockets): UpgradeR
       const query = new URL(req.url ?? "/", "http://localhost").searchParams;
       // A ticket is spent as it is read: a URL that could not open a relay is refused before that.
       if (query.has("ticket")) relayTarget(query);
-      const accountId = await relayUpgradeAccount(core, req);
+      const { accountId, credentialId } = await relayUpgradeAccount(core, req);
       const { agentId, runtime } = relayTarget(query);
       // The agent's socket here, if it has one, is replaced as this one opens: its place passes on.
       let replacing = 0;
@@ -49,6 +52,7 @@ export function relayRoute(core: Core, accountSockets: AccountSockets): UpgradeR
       const release = accountSockets.hold(accountId, socket, replacing);
       const sessionId = await openRelaySession(core, accountId, agentId, runtime);
       acceptor.accept(req, socket, head, (ws) => {
+        closeOnRevoke(core, ws, credentialId);
         const relay = new RelaySocket(core, ws, agentId, runtime, sessionId, release);
         relay.start(track(relay));
       });

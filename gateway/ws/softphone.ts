@@ -13,6 +13,7 @@ import { bearerToken } from "../http/authenticate.js";
 import { SocketAcceptor } from "./accept.js";
 import type { AccountSockets } from "./account-sockets.js";
 import { readClientFrame } from "./client-frames.js";
+import { closeOnRevoke } from "./close-on-revoke.js";
 import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
@@ -35,23 +36,42 @@ function parseFrame(frame: Record<string, unknown>): ClientFrame | string {
   }
 }
 
+/** Who opens a socket: the account, and the credential (key_id or token_id) that stays watched while it is open. */
+export interface UpgradePrincipal {
+  accountId: string;
+  credentialId: string;
+}
+
 /** The account of an upgrade request's bearer API key (or, where allowed, agent token), or a 401 refusal. */
-export async function upgradeAccount(core: Core, req: IncomingMessage, options: { agentToken?: boolean } = {}): Promise<string> {
+export async function upgradeAccount(core: Core, req: IncomingMessage, options: { agentToken?: boolean } = {}): Promise<UpgradePrincipal> {
   const token = bearerToken(req.headers.authorization);
-  const accountId = !token ? null : token.startsWith("at_") && options.agentToken ? await authenticateAgentToken(core, token) : ((await authenticateApiKey(core, token))?.accountId ?? null);
-  if (!accountId) {
-    throw new UpgradeRefusal("unauthorized", token ? "The API key is invalid or has been revoked." : "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request.", {
+  const agentToken = token?.startsWith("at_") && options.agentToken;
+  const principal = !token ? null : agentToken ? await upgradeAgentToken(core, token) : await upgradeApiKey(core, token);
+  if (!principal) {
+    const why = !token ? "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request." : `The ${agentToken ? "agent_token" : "API key"} is invalid or has been revoked.`;
+    throw new UpgradeRefusal("unauthorized", why, {
       "WWW-Authenticate": 'Bearer realm="agentline"',
     });
   }
-  return accountId;
+  return principal;
+}
+
+async function upgradeApiKey(core: Core, token: string): Promise<UpgradePrincipal | null> {
+  const principal = await authenticateApiKey(core, token);
+  return principal && { accountId: principal.accountId, credentialId: principal.keyId };
+}
+
+async function upgradeAgentToken(core: Core, token: string): Promise<UpgradePrincipal | null> {
+  const principal = await authenticateAgentToken(core, token);
+  return principal && { accountId: principal.accountId, credentialId: principal.tokenId };
 }
 
 /**
  * The sandbox softphone, `/v1/sandbox/calls/{call_id}/ws`: the far party of one of your calls,
  * live. The server sends `{type:"status",status}` now and on every change, and
  * `{type:"speech",text,final,turn_id}` for every line the agent speaks; the client sends `say`,
- * `dtmf`, `interrupt` and `hangup`. The socket closes (1000) when the call ends.
+ * `dtmf`, `interrupt` and `hangup`. The socket closes (1000) when the call ends, and (4401) when
+ * the credential that opened it is revoked.
  */
 export function softphoneRoute(core: Core, accountSockets: AccountSockets): UpgradeRoute {
   const acceptor = new SocketAcceptor("softphone", 64 * 1024, core.logger);
@@ -64,13 +84,16 @@ export function softphoneRoute(core: Core, accountSockets: AccountSockets): Upgr
   return {
     pattern: /^\/v1\/sandbox\/calls\/([^/]+)\/ws$/,
     async handle(req, socket, head, match) {
-      const accountId = await upgradeAccount(core, req, { agentToken: true });
+      const { accountId, credentialId } = await upgradeAccount(core, req, { agentToken: true });
       accountSockets.hold(accountId, socket);
       const callId = decodeURIComponent(match[1]!);
       const call = await loadCall(core.db, accountId, callId).catch(() => {
         throw new UpgradeRefusal("not_found", `No call with id ${JSON.stringify(callId)} exists on this account.`);
       });
-      acceptor.accept(req, socket, head, (ws) => new Softphone(core, ws, callId).start(call.status, track));
+      acceptor.accept(req, socket, head, (ws) => {
+        closeOnRevoke(core, ws, credentialId);
+        new Softphone(core, ws, callId).start(call.status, track);
+      });
     },
     close() {
       unsubscribe.forEach((off) => off());

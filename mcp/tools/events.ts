@@ -6,6 +6,7 @@ import { EventBatch, EventEnvelope, EVENT_TYPES, PeekEventsQuery, WaitForEventsI
 import { waitForEvents } from "../../core/events/wait.js";
 import { loadCall } from "../../core/calls/call-records.js";
 import type { Core } from "../../core/context.js";
+import { revokedCredential } from "../errors.js";
 import { defineTool } from "../tool.js";
 
 /** What a cursor remembers: the filters of the wait that returned it. */
@@ -54,7 +55,7 @@ export const eventTools = [
       hint: z.string().optional().meta({ description: "Why nothing can arrive here, when that is the case" }),
     }),
     hints: {},
-    run: async ({ core, accountId, signal }, { cursor, timeout_seconds, limit, ...given }) => {
+    run: async ({ core, accountId, signal, revoked }, { cursor, timeout_seconds, limit, ...given }) => {
       const remembered = cursor ? decodeCursor(cursor) : {};
       const filters: CursorFilters = {
         agent_id: given.agent_id ?? remembered.agent_id,
@@ -67,6 +68,8 @@ export const eventTools = [
         { agentId: filters.agent_id, callId: filters.call_id, eventTypes: filters.event_types },
         { limit, timeoutMs: timeout_seconds * 1000, signal },
       );
+      // Ended by a revoke with nothing taken: the answer says so (events a claim already took are returned, not lost).
+      if (batch.timed_out && revoked.aborted) throw revokedCredential();
       const hint = !batch.timed_out
         ? undefined
         : core.stopping.aborted
