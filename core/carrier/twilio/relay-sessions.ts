@@ -4,6 +4,7 @@ import { TERMINAL_STATUSES } from "../../calls/schemas.js";
 import type { Database } from "../../db/database.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { parseClientJson } from "../../schemas/json-limits.js";
 import type { CarrierSignals, CarrierSocket, CarrierSocketEndpoint, CarrierSocketSession } from "../carrier.js";
 import { requireTwilioSignature } from "./signature.js";
 import { TWILIO_PATHS, twilioUrls } from "./urls.js";
@@ -129,9 +130,9 @@ class RelaySession implements CarrierSocketSession {
   private async handle(data: string): Promise<void> {
     let frame: RelayFrame;
     try {
-      frame = JSON.parse(data) as RelayFrame;
+      frame = parseClientJson(data) as RelayFrame;
     } catch {
-      return this.sessions.logger.warn({ call_id: this.callId }, "ConversationRelay sent a frame that is not JSON");
+      return this.sessions.logger.warn({ call_id: this.callId }, "ConversationRelay sent a frame that is not JSON, or is JSON over the limits");
     }
     if (frame.type === "setup") return this.setup(frame);
     if (!this.bound) return this.sessions.logger.warn({ call_id: this.callId, type: frame.type }, "ConversationRelay frame before setup ignored");
