@@ -5,7 +5,7 @@
  */
 export const ERROR_CODES = {
   validation_error: { status: 422, title: "Validation failed", when: "A request body or query failed validation; `errors` lists each offending field." },
-  malformed_json: { status: 400, title: "Malformed JSON", when: "The body is not parseable JSON." },
+  malformed_json: { status: 400, title: "Malformed JSON", when: "The body is not parseable JSON, or is JSON over the limits the service reads: nested deeper than `max_depth` (64) levels, or more than `max_containers` (10,000) arrays and objects." },
   bad_request: { status: 400, title: "Bad request", when: "The request is well formed but cannot be carried out as asked." },
   invalid_otp: { status: 400, title: "Invalid or expired code", when: "The one-time code is wrong, expired or already used (one answer for all three)." },
   authorization_pending: { status: 400, title: "Authorization pending", when: "An AgentID sign-in is polled before its user has finished at the identity provider; poll again after `interval` seconds (RFC 8628)." },
@@ -95,9 +95,19 @@ export function limitReached(limit: LimitName, max: number, detail: string, retr
   return new AppError("limit_reached", detail, { headers: { "Retry-After": String(retryAfterSeconds) }, extra: { limit, max } });
 }
 
+/** The most characters of a name or value the client sent that an error repeats. */
+export const MAX_QUOTED_CHARS = 64;
+
+/** Text the client sent, as an error repeats it: cut to MAX_QUOTED_CHARS, with an ellipsis (never inside a surrogate pair). */
+export function quoted(text: string): string {
+  if (text.length <= MAX_QUOTED_CHARS) return text;
+  const end = /[\ud800-\udbff]/.test(text[MAX_QUOTED_CHARS - 2]!) ? MAX_QUOTED_CHARS - 2 : MAX_QUOTED_CHARS - 1;
+  return `${text.slice(0, end)}…`;
+}
+
 /** The 404 every lookup gives for a missing or foreign resource. */
 export function notFound(kind: string, id: string): AppError {
-  return new AppError("not_found", `No ${kind} with id ${JSON.stringify(id)} exists on this account.`);
+  return new AppError("not_found", `No ${kind} with id ${JSON.stringify(quoted(id))} exists on this account.`);
 }
 
 // Node's codes for a peer that cannot be reached, and postgres.js's for a lost or unmade connection.

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { AppError, ERROR_CODES, type ErrorCode } from "../core/errors.js";
+import { AppError, ERROR_CODES, quoted, type ErrorCode } from "../core/errors.js";
+import { MAX_LISTED_ERRORS } from "../core/schemas/validation.js";
 import type { Logger } from "../core/logger.js";
 
 const TOP_UP =
@@ -63,7 +64,9 @@ export function toolError(error: unknown, tool: string, logger: Logger, requestI
   if (!known) logger.error({ err: error, tool, request_id: requestId }, "tool failed");
   const failure = known ?? new AppError("internal_error", `Something failed on our side (request id ${requestId}).`);
   const lines = [`${failure.code} (${ERROR_CODES[failure.code].title}): ${failure.detail}`];
-  for (const field of failure.errors ?? []) lines.push(`- ${field.field}: ${field.message}`);
+  // Errors list at most MAX_LISTED_ERRORS fields, their names cut short (validationFailed); a
+  // list built elsewhere is held to the same.
+  for (const field of (failure.errors ?? []).slice(0, MAX_LISTED_ERRORS)) lines.push(`- ${quoted(field.field)}: ${field.message}`);
   if (Object.keys(failure.extra).length > 0) lines.push(`Details: ${JSON.stringify(failure.extra)}`);
   const next = NEXT_STEPS[failure.code];
   lines.push(`Next step: ${typeof next === "function" ? next(failure, tool) : next}`);

@@ -6,7 +6,7 @@ import type { Core } from "../core/context.js";
 import { AppError, type FieldError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
-import { parseFields, UNSTORABLE_MESSAGE, unstorableString } from "../core/schemas/validation.js";
+import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../core/schemas/validation.js";
 import { watchCredential } from "../core/auth/revocation.js";
 import { revokedCredential, toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
@@ -119,9 +119,7 @@ function validate(tool: Tool, args: Record<string, unknown>): Record<string, unk
   }
   if (errors.length > 0) {
     const named = errors.map((e) => (e.field === "body" ? { ...e, field: "arguments" } : e));
-    throw new AppError("validation_error", `The arguments have ${named.length} problem${named.length === 1 ? "" : "s"}: ${named.map((e) => e.field).join(", ")}.`, {
-      errors: named,
-    });
+    throw validationFailed(`The arguments have ${named.length} problem${named.length === 1 ? "" : "s"}`, named);
   }
   return merged;
 }

@@ -3,7 +3,7 @@ import { match, type MatchFunction } from "path-to-regexp";
 import type { z } from "zod";
 import type { Core } from "../../core/context.js";
 import { createHash } from "node:crypto";
-import { AppError } from "../../core/errors.js";
+import { AppError, quoted } from "../../core/errors.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { storeAnswer } from "../../payments/settlements.js";
 import type { PaymentEngine } from "../../payments/engine.js";
@@ -139,7 +139,7 @@ function decodeParam(value: string): string {
   try {
     return decodeURIComponent(value);
   } catch {
-    throw new AppError("bad_request", `The path segment '${value}' is not valid percent-encoding.`);
+    throw new AppError("bad_request", `The path segment '${quoted(value)}' is not valid percent-encoding.`);
   }
 }
 

@@ -1,7 +1,9 @@
+import { AppError } from "../../core/errors.js";
+import { parseClientJson } from "../../core/schemas/json-limits.js";
 import { UNSTORABLE_MESSAGE, unstorableString } from "../../core/schemas/validation.js";
 
 /** What a socket answers a client frame it refuses with; `field` names the offending field, where one does. */
-export type ErrorFrame = { type: "error"; code: "validation_error"; message: string; field?: string };
+export type ErrorFrame = { type: "error"; code: "validation_error" | "malformed_json"; message: string; field?: string };
 
 /**
  * A client's text frame read as JSON, or the error frame refusing it. Text the database cannot
@@ -11,8 +13,10 @@ export type ErrorFrame = { type: "error"; code: "validation_error"; message: str
 export function readClientFrame(data: string): { frame: Record<string, unknown> } | { error: ErrorFrame } {
   let frame: unknown;
   try {
-    frame = JSON.parse(data);
-  } catch {
+    // Over the nesting limits, a frame is refused before it is built (core/schemas/json-limits.ts).
+    frame = parseClientJson(data, "The frame");
+  } catch (error) {
+    if (error instanceof AppError && "max_depth" in error.extra) return { error: { type: "error", code: "malformed_json", message: error.detail } };
     return { error: { type: "error", code: "validation_error", message: "frames must be JSON" } };
   }
   // JSON.parse refuses a raw NUL, and ws refuses text that is not UTF-8: such text can only come

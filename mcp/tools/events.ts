@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../core/errors.js";
+import { parseClientJson } from "../../core/schemas/json-limits.js";
 import { peekEvents } from "../../core/events/events.js";
 import { deliveryTarget } from "../../core/events/routing.js";
 import { EventBatch, EventEnvelope, EVENT_TYPES, PeekEventsQuery, WaitForEventsInput } from "../../core/events/schemas.js";
@@ -21,7 +22,7 @@ const encodeCursor = (filters: CursorFilters) => Buffer.from(JSON.stringify(filt
 
 function decodeCursor(cursor: string): CursorFilters {
   try {
-    return CursorFilters.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
+    return CursorFilters.parse(parseClientJson(Buffer.from(cursor, "base64url").toString("utf8")));
   } catch {
     throw new AppError("validation_error", "The cursor is not one wait_for_event returned.", { errors: [{ field: "cursor", message: "is not a cursor from wait_for_event" }] });
   }

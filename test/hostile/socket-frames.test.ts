@@ -146,6 +146,21 @@ describe("text that cannot be stored, in a socket message", () => {
     await relay.close();
   });
 
+  it("the relay and the softphone refuse a frame nested past the JSON limits before building it, and go on", async () => {
+    const deep = "[".repeat(5_000) + "]".repeat(5_000);
+    const { agentId } = await agentWithNumber(sandboxApi);
+    const relay = await RelayClient.connect(sandbox.baseUrl, { agent_id: agentId }, sandboxKey);
+    relay.ws.send(deep);
+    expect(await relay.next((f) => f.type === "error")).toMatchObject({ code: "malformed_json", message: expect.stringContaining("64 levels") });
+    expect(relay.ws.readyState).toBe(relay.ws.OPEN);
+    await relay.close();
+    const phone = await Softphone.connect(sandbox.baseUrl, await answeredCall(sandboxApi, agentId), sandboxKey);
+    phone.ws.send(`{"type":"say","text":"hi","x":${deep}}`);
+    await waitFor(() => phone.frames.some((f) => f.type === "error" && f.code === "malformed_json"));
+    expect(await phone.say("still here")).toMatch(/^turn_/);
+    await sandboxBystander.check();
+    await phone.close();
+  });
   it("the softphone refuses `say` text holding a NUL with an error frame naming the field, and goes on", async () => {
     const { agentId } = await agentWithNumber(sandboxApi);
     const phone = await Softphone.connect(sandbox.baseUrl, await answeredCall(sandboxApi, agentId), sandboxKey);

@@ -4,6 +4,7 @@ import { TERMINAL_STATUSES } from "../../calls/schemas.js";
 import type { Database } from "../../db/database.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { parseClientJson } from "../../schemas/json-limits.js";
 import { UNSTORABLE_MESSAGE, unstorableString } from "../../schemas/validation.js";
 import type { CarrierSignals, CarrierSocket, CarrierSocketEndpoint, CarrierSocketSession } from "../carrier.js";
 import { requireTwilioSignature } from "./signature.js";
@@ -130,9 +131,9 @@ class RelaySession implements CarrierSocketSession {
   private async handle(data: string): Promise<void> {
     let frame: RelayFrame;
     try {
-      frame = JSON.parse(data) as RelayFrame;
+      frame = parseClientJson(data) as RelayFrame;
     } catch {
-      return this.sessions.logger.warn({ call_id: this.callId }, "ConversationRelay sent a frame that is not JSON");
+      return this.sessions.logger.warn({ call_id: this.callId }, "ConversationRelay sent a frame that is not JSON, or is JSON over the limits");
     }
     // Refused before it reaches the database, naming the field. Not answered on the socket:
     // ConversationRelay takes no error frames (an unknown one is its error 64107).

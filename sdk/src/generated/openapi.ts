@@ -1910,6 +1910,7 @@ export interface components {
             account_id: string;
             agent_id: string;
             call_id: string;
+            /** @description The call's newest lines, as call.utterance's conversation */
             conversation: {
                 /** @enum {string} */
                 role: "user" | "assistant";
@@ -1921,6 +1922,8 @@ export interface components {
                  */
                 timestamp: string;
             }[];
+            /** @description How many earlier lines conversation leaves out; read them at transcript_url */
+            conversation_omitted: number;
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -1937,6 +1940,8 @@ export interface components {
             task_id: string;
             /** @description What the caller added */
             text: string;
+            /** @description The call's whole transcript; null when the service serves no HTTP */
+            transcript_url: string | null;
             /** @enum {string} */
             type: "call.task.amend";
         };
@@ -1964,6 +1969,7 @@ export interface components {
             account_id: string;
             agent_id: string;
             call_id: string;
+            /** @description The call's newest lines, as call.utterance's conversation */
             conversation: {
                 /** @enum {string} */
                 role: "user" | "assistant";
@@ -1975,6 +1981,8 @@ export interface components {
                  */
                 timestamp: string;
             }[];
+            /** @description How many earlier lines conversation leaves out; read them at transcript_url */
+            conversation_omitted: number;
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -1992,6 +2000,8 @@ export interface components {
             /** @description The turn_id; answer at push_context_url */
             task_id: string;
             text: string;
+            /** @description The call's whole transcript; null when the service serves no HTTP */
+            transcript_url: string | null;
             /** @enum {string} */
             type: "call.task.open";
         };
@@ -2178,7 +2188,7 @@ export interface components {
             agent_id: string;
             /** @description call.utterance only */
             call_id?: string;
-            /** @description call.utterance only: the call so far, this utterance last */
+            /** @description call.utterance only: the call's newest lines, this utterance last: at most 100 lines and 16 KiB of text in all (this utterance whatever its size); conversation_omitted counts the earlier ones */
             conversation?: {
                 /** @enum {string} */
                 role: "user" | "assistant";
@@ -2190,6 +2200,8 @@ export interface components {
                  */
                 timestamp: string;
             }[];
+            /** @description call.utterance only: how many earlier lines of the call conversation leaves out (0: it is the whole call); read them at transcript_url */
+            conversation_omitted?: number;
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -2210,12 +2222,15 @@ export interface components {
             push_token?: string;
             /** @description call.utterance only: one key per call, for the runtime's session */
             session_key?: string;
+            /** @description call.utterance only: the call's whole transcript; null when the service serves no HTTP (a local stdio MCP install) */
+            transcript_url?: string | null;
             /** @description call.utterance only: echo it exactly when pushing context */
             turn_id?: string;
         };
-        /** @description Pending events, oldest first */
+        /** @description Pending events, oldest first: at most `limit`, and about 1 MiB of them (the first whatever its size) */
         EventBatch: {
             data: components["schemas"]["Event"][];
+            /** @description More are pending: the page was full, or stopped before its events passed 1 MiB */
             has_more: boolean;
             limit: number;
         };
@@ -2606,8 +2621,14 @@ export interface components {
             code: string;
             /** @description What went wrong in this request, for a human. */
             detail: string;
-            /** @description With 422: one entry per offending field, saying where it was. */
+            /** @description With 422: one entry per offending field, saying where it was (at most 20; field names cut to 64 characters). */
             errors?: components["schemas"]["FieldProblem"][];
+            /** @description With 422: how many more offending fields there were than `errors` lists. */
+            errors_omitted?: number;
+            /** @description With 400 malformed_json for JSON over the limits: the most arrays and objects one JSON text may hold (10,000). */
+            max_containers?: number;
+            /** @description With 400 malformed_json for JSON over the limits: the deepest nesting of arrays and objects the service reads (64). */
+            max_depth?: number;
             payment?: components["schemas"]["PaymentNote"];
             /** @description Quote it when reporting a problem. */
             request_id: string;
