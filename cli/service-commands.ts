@@ -20,10 +20,14 @@ const load = async () => {
 export async function serve(): Promise<void> {
   const { loadConfig, createLogger } = await load();
   const { startServer } = await import("../gateway/server.js");
+  const { guardProcess } = await import("../gateway/last-resort.js");
   const { startBanner } = await import("./banner.js");
   const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
   const running = await startServer(config, { logger });
+  // Serving now: an error that escapes every handler is logged, and ends the process unless it
+  // concerned one connection (gateway/last-resort.ts). A failed start is reported by bin/.
+  guardProcess(logger);
   process.stderr.write(startBanner(config, running));
   let stopping = false;
   const stop = (signal: string) => {
@@ -56,8 +60,10 @@ export async function mcp(): Promise<void> {
   }
   const logger = createLogger(config.logLevel, streamDestination(process.stderr));
   const core = await createCore(config, { logger });
-  const accountId = credential.startsWith("at_") ? await authenticateAgentToken(core, credential) : (await authenticateApiKey(core, credential))?.accountId;
-  if (!accountId) {
+  const principal = credential.startsWith("at_")
+    ? await authenticateAgentToken(core, credential).then((p) => p && { accountId: p.accountId, credentialId: p.tokenId })
+    : await authenticateApiKey(core, credential).then((p) => p && { accountId: p.accountId, credentialId: p.keyId });
+  if (!principal) {
     process.stderr.write("agentline mcp: AGENTLINE_API_KEY is not a valid API key or agent_token for this database (revoked, expired, or from another one)\n");
     await core.close();
     process.exit(1);
@@ -68,8 +74,8 @@ export async function mcp(): Promise<void> {
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
-  logger.info({ account_id: accountId, database: core.database.kind }, "mcp server on stdio");
-  await serveMcpOverStdio(core, { accountId });
+  logger.info({ account_id: principal.accountId, database: core.database.kind }, "mcp server on stdio");
+  await serveMcpOverStdio(core, principal);
   await stop();
 }
 

@@ -1,4 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite";
+import { listenForRevocations } from "./auth/revocation.js";
 import { createLocalBus, type Bus } from "./bus.js";
 import { BillingJobs } from "./billing/billing-jobs.js";
 import { createPostgresBus } from "./bus-postgres.js";
@@ -91,6 +92,8 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
     },
   };
   core.calls = new CallEngine(core);
+  // Before any request: a revocation heard from now on ends what its credential opened.
+  listenForRevocations(core);
   carrier.start(core.calls);
   core.webhooks = new DeliveryWorker(core);
   core.billing = new BillingJobs(core, async (callId, at) => {

@@ -5,7 +5,7 @@
  */
 export const ERROR_CODES = {
   validation_error: { status: 422, title: "Validation failed", when: "A request body or query failed validation; `errors` lists each offending field." },
-  malformed_json: { status: 400, title: "Malformed JSON", when: "The body is not parseable JSON." },
+  malformed_json: { status: 400, title: "Malformed JSON", when: "The body is not parseable JSON, or is JSON over the limits the service reads: nested deeper than `max_depth` (64) levels, or more than `max_containers` (10,000) arrays and objects." },
   bad_request: { status: 400, title: "Bad request", when: "The request is well formed but cannot be carried out as asked." },
   invalid_otp: { status: 400, title: "Invalid or expired code", when: "The one-time code is wrong, expired or already used (one answer for all three)." },
   authorization_pending: { status: 400, title: "Authorization pending", when: "An AgentID sign-in is polled before its user has finished at the identity provider; poll again after `interval` seconds (RFC 8628)." },
@@ -24,7 +24,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, title: "Method not allowed", when: "The method is not allowed on this path." },
   not_acceptable: { status: 406, title: "Not acceptable", when: "The Accept header names no media type this route answers with (MCP needs application/json and text/event-stream)." },
   conflict: { status: 409, title: "Conflict", when: "The state of the resource does not allow the request." },
-  cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The key authenticating a revoke request names itself." },
+  cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The credential authenticating a revoke request (an API key, an agent token) names itself; an agent token can be rotated instead." },
   no_numbers_available: { status: 409, title: "No numbers available", when: "The carrier has no number matching the request (country, type, area code); try another area code." },
   number_unavailable: { status: 409, title: "Number unavailable", when: "The carrier no longer has the number: it was taken by someone else, or removed from the carrier account." },
   number_in_use: { status: 409, title: "Number in use", when: "The phone number is already on the service, or was released from it (released numbers are never reused)." },
@@ -96,9 +96,19 @@ export function limitReached(limit: LimitName, max: number, detail: string, retr
   return new AppError("limit_reached", detail, { headers: { "Retry-After": String(retryAfterSeconds) }, extra: { limit, max } });
 }
 
+/** The most characters of a name or value the client sent that an error repeats. */
+export const MAX_QUOTED_CHARS = 64;
+
+/** Text the client sent, as an error repeats it: cut to MAX_QUOTED_CHARS, with an ellipsis (never inside a surrogate pair). */
+export function quoted(text: string): string {
+  if (text.length <= MAX_QUOTED_CHARS) return text;
+  const end = /[\ud800-\udbff]/.test(text[MAX_QUOTED_CHARS - 2]!) ? MAX_QUOTED_CHARS - 2 : MAX_QUOTED_CHARS - 1;
+  return `${text.slice(0, end)}…`;
+}
+
 /** The 404 every lookup gives for a missing or foreign resource. */
 export function notFound(kind: string, id: string): AppError {
-  return new AppError("not_found", `No ${kind} with id ${JSON.stringify(id)} exists on this account.`);
+  return new AppError("not_found", `No ${kind} with id ${JSON.stringify(quoted(id))} exists on this account.`);
 }
 
 // Node's codes for a peer that cannot be reached, and postgres.js's for a lost or unmade connection.

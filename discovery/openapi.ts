@@ -129,7 +129,7 @@ export function buildOpenApiDocument(
   registry.registerComponent("securitySchemes", "agentToken", {
     type: "http",
     scheme: "bearer",
-    description: "A no-signup wallet's `agent_token` (`at_...`) from the top-up route.",
+    description: "An `agent_token` (`at_...`): a no-signup wallet's, from the top-up route, or one minted with POST /v1/auth/agent-tokens. Revocable; listed by GET /v1/auth/agent-tokens.",
   });
   registry.registerComponent("securitySchemes", "oauth", {
     type: "oauth2",

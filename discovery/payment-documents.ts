@@ -76,7 +76,7 @@ export function buildAgentPaymentsDocument(base: string, terms: PaymentSettings,
       header: "Authorization",
       format: "Bearer at_...",
       obtain: `${base}/v1/billing/topup/x402/pay`,
-      description: "Present it on the /v1/x402 routes instead of paying each request; the balance must cover the request's price. The same wallet always gets the same token.",
+      description: "Present it on the /v1/x402 routes instead of paying each request; the balance must cover the request's price. A top-up paid with no credential mints a new one (shown once); earlier ones stay live until revoked (GET /v1/auth/agent-tokens lists them, DELETE revokes).",
     },
     links: { openapi: `${base}/openapi.json`, x402: `${base}/.well-known/x402`, service: `${base}/.well-known/service.json` },
   };

@@ -4,8 +4,10 @@ import type { Config } from "../core/config.js";
 import type { Core } from "../core/context.js";
 import { createCore, type CreateCoreOptions } from "../core/create-core.js";
 import { createApp } from "./app.js";
+import { capConnectionsPerAddress } from "./connection-cap.js";
 import { assertPortFree } from "./port-check.js";
 import { allRoutes } from "./routes/all-routes.js";
+import { AccountSockets } from "./ws/account-sockets.js";
 import { carrierSocketRoutes } from "./ws/carrier-sockets.js";
 import { relayRoute } from "./ws/relay.js";
 import { softphoneRoute } from "./ws/softphone.js";
@@ -30,8 +32,11 @@ export async function startServer(config: Config, options: CreateCoreOptions): P
   const core = await createCore(config, options);
   const app = createApp(core, allRoutes(config));
   const server = createServer(app);
+  capConnectionsPerAddress(server, config.limits.ipConnections, core.logger);
+  // The relay and the softphone share each account's ACCOUNT_MAX_SOCKETS; the carrier's sockets are Twilio's.
+  const accountSockets = new AccountSockets(config.limits.accountSockets);
   // Each carrier's own sockets: the sandbox's softphone, or Twilio's ConversationRelay.
-  const sockets = [relayRoute(core), ...(config.carrier === "sandbox" ? [softphoneRoute(core)] : []), ...carrierSocketRoutes(core)];
+  const sockets = [relayRoute(core, accountSockets), ...(config.carrier === "sandbox" ? [softphoneRoute(core, accountSockets)] : []), ...carrierSocketRoutes(core)];
   attachUpgrades(server, sockets, core.logger);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { AppError, ERROR_CODES, type ErrorCode } from "../core/errors.js";
+import { AppError, ERROR_CODES, quoted, type ErrorCode } from "../core/errors.js";
+import { MAX_LISTED_ERRORS } from "../core/schemas/validation.js";
 import type { Logger } from "../core/logger.js";
 
 const TOP_UP =
@@ -31,7 +32,7 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   not_acceptable: "Send Accept: application/json, text/event-stream on every request to the MCP endpoint.",
   origin_not_allowed: "Connect from a local client or this service's own pages; a browser page on another site may not use this server.",
   conflict: "Read the resource's current state (its get_ tool) and decide again.",
-  cannot_revoke_current_key: "Revoke it with another key.",
+  cannot_revoke_current_key: "Revoke it with another key or token of the account (an agent token can rotate itself).",
   no_numbers_available: "Call buy_number again with another area_code, or without one.",
   number_unavailable: "The carrier no longer has that number: buy_number gets another, or release_number drops the one that is gone.",
   number_in_use: "Choose another number: this one is already on the service or was released from it.",
@@ -64,9 +65,16 @@ export function toolError(error: unknown, tool: string, logger: Logger, requestI
   if (!known) logger.error({ err: error, tool, request_id: requestId }, "tool failed");
   const failure = known ?? new AppError("internal_error", `Something failed on our side (request id ${requestId}).`);
   const lines = [`${failure.code} (${ERROR_CODES[failure.code].title}): ${failure.detail}`];
-  for (const field of failure.errors ?? []) lines.push(`- ${field.field}: ${field.message}`);
+  // Errors list at most MAX_LISTED_ERRORS fields, their names cut short (validationFailed); a
+  // list built elsewhere is held to the same.
+  for (const field of (failure.errors ?? []).slice(0, MAX_LISTED_ERRORS)) lines.push(`- ${quoted(field.field)}: ${field.message}`);
   if (Object.keys(failure.extra).length > 0) lines.push(`Details: ${JSON.stringify(failure.extra)}`);
   const next = NEXT_STEPS[failure.code];
   lines.push(`Next step: ${typeof next === "function" ? next(failure, tool) : next}`);
   return { isError: true, content: [{ type: "text", text: lines.join("\n") }] };
+}
+
+/** A tool call's answer once the connection's credential has been revoked: nothing more is done with it. */
+export function revokedCredential(): AppError {
+  return new AppError("unauthorized", "The API key or agent_token of this connection was revoked (for an OAuth client: its connection was ended); nothing more is done or answered with it.");
 }

@@ -6,9 +6,10 @@ import type { Core } from "../core/context.js";
 import { AppError, type FieldError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
-import { parseFields, UNSTORABLE_MESSAGE, unstorableString } from "../core/schemas/validation.js";
+import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../core/schemas/validation.js";
+import { watchCredential } from "../core/auth/revocation.js";
 import { confineToAgent } from "./agent-limit.js";
-import { toolError } from "./errors.js";
+import { revokedCredential, toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { agentTools } from "./tools/agents.js";
 import { billingTools } from "./tools/billing.js";
@@ -57,9 +58,10 @@ export function toolsFor(config: Pick<Config, "carrier">): readonly Tool[] {
   return catalogueFor(config).tools;
 }
 
-/** The account an MCP connection acts for, from its API key, agent token or OAuth access token. */
+/** The account an MCP connection acts for, and the credential (key_id, token_id, or an OAuth connection's id) it came with. */
 export interface McpPrincipal {
   accountId: string;
+  credentialId: string;
   /** An OAuth connection limited to one agent: it sees and acts for that agent alone (mcp/agent-limit.ts). */
   agentId?: string | null;
 }
@@ -68,6 +70,10 @@ export interface McpPrincipal {
 export function createMcpServer(core: Core, principal: McpPrincipal): Server {
   const { tools, byName } = catalogueFor(core.config);
   const server = new Server({ name: "agentline", version: "0.1.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  // A revoke, on any process, ends the calls in flight (a wait_for_event) and refuses the next
+  // ones (a stdio server lives as long as its client).
+  const revoked = new AbortController();
+  server.onclose = watchCredential(core, principal.credentialId, () => revoked.abort());
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(listing) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const requestId = currentRequestId() ?? newId("req");
@@ -75,7 +81,8 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
       const tool = byName.get(request.params.name);
       // The spec's error handling: an unknown tool is a protocol error (invalid params), not a tool result.
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools/list shows every tool.`);
-      return callTool(tool, { core, accountId: principal.accountId, agentId: principal.agentId ?? null, signal: extra.signal }, request.params.arguments ?? {}, requestId);
+      const context = { core, accountId: principal.accountId, agentId: principal.agentId ?? null, signal: AbortSignal.any([extra.signal, revoked.signal]), revoked: revoked.signal };
+      return callTool(tool, context, request.params.arguments ?? {}, requestId);
     });
   });
   return server;
@@ -84,6 +91,7 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
 async function callTool(tool: Tool, context: ToolContext, args: Record<string, unknown>, requestId: string): Promise<CallToolResult> {
   const started = performance.now();
   try {
+    if (context.revoked.aborted) throw revokedCredential();
     const checked = validate(tool, args);
     const run = context.agentId ? await confineToAgent(tool, { ...context, agentId: context.agentId }, checked) : () => tool.run(context, checked);
     const result = await run();
@@ -116,9 +124,7 @@ function validate(tool: Tool, args: Record<string, unknown>): Record<string, unk
   }
   if (errors.length > 0) {
     const named = errors.map((e) => (e.field === "body" ? { ...e, field: "arguments" } : e));
-    throw new AppError("validation_error", `The arguments have ${named.length} problem${named.length === 1 ? "" : "s"}: ${named.map((e) => e.field).join(", ")}.`, {
-      errors: named,
-    });
+    throw validationFailed(`The arguments have ${named.length} problem${named.length === 1 ? "" : "s"}`, named);
   }
   return merged;
 }

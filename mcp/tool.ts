@@ -7,8 +7,10 @@ export interface ToolContext {
   accountId: string;
   /** Set for an OAuth connection limited to one agent (mcp/agent-limit.ts applies it). */
   agentId?: string | null;
-  /** Aborted when the client cancels the call or goes away (long waits stop early). */
+  /** Aborted when the client cancels the call or goes away, or the credential is revoked (long waits stop early). */
   signal: AbortSignal;
+  /** Aborted once the connection's credential is revoked, on any process. */
+  revoked: AbortSignal;
 }
 
 /** MCP's standard hints, plus whether the tool charges the balance. */

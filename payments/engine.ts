@@ -6,6 +6,7 @@ import { getAddress } from "viem";
 import { formatMicros } from "../core/billing/money.js";
 import type { Core } from "../core/context.js";
 import { settlementBackend, type SettlementBackend } from "./backends.js";
+import { malformedCredential } from "./credential-check.js";
 import { paymentSettings, type PaymentSettings } from "./settings.js";
 import { claimSignature, markSettled, releaseClaim, type PaidRequest, type Settlement } from "./settlements.js";
 import { checkV1Payment, v1Receipt, v1Requirements, type V1Requirements } from "./x402-v1.js";
@@ -113,6 +114,8 @@ export class PaymentEngine {
   async collect(request: Request, amountMicros: number, paid: PaidRequest & { description: string; besideAuth: boolean }): Promise<Collection> {
     const v1 = request.headers.get("x-payment");
     if (v1 !== null) return this.collectV1(request, v1, amountMicros, paid);
+    const malformed = await malformedCredential(request.headers);
+    if (malformed) return this.challengeInstead(request, malformed.header, malformed.reason, amountMicros, paid);
     const context: PaymentScope = { scope: paid.scope, requestHash: paid.requestHash };
     const mppx = paid.besideAuth ? this.mppxBesideAuth : this.mppx;
     const result = await this.scope.run(context, () =>
@@ -129,6 +132,23 @@ export class PaymentEngine {
     return { kind: "paid", settlementId: settled.settlementId, payer: settled.payer, amountMicros: settled.amountMicros, receiptHeaders: receipt.headers };
   }
 
+  /**
+   * A refused payment: what the request gets without the header that carried it (the challenges,
+   * or what another payment beside it buys), and why it was refused.
+   */
+  private async challengeInstead(
+    request: Request,
+    header: string,
+    reason: string,
+    amountMicros: number,
+    paid: PaidRequest & { description: string; besideAuth: boolean },
+  ): Promise<Collection> {
+    const headers = new Headers(request.headers);
+    headers.delete(header);
+    const challenge = await this.collect(new Request(request, { headers }), amountMicros, paid);
+    return challenge.kind === "challenge" ? { ...challenge, reason } : challenge;
+  }
+
   /** What x402 v1 clients are offered for a request (in the 402's body): empty off Base. */
   v1Accepts(amountMicros: number, resource: string, description: string): V1Requirements[] {
     const requirements = v1Requirements(this.settings, amountMicros, resource, description);
@@ -142,12 +162,7 @@ export class PaymentEngine {
    * usual challenges (and the v1 one in the body).
    */
   private async collectV1(request: Request, header: string, amountMicros: number, paid: PaidRequest & { description: string; besideAuth: boolean }): Promise<Collection> {
-    const refuse = async (reason: string): Promise<Collection> => {
-      const headers = new Headers(request.headers);
-      headers.delete("x-payment");
-      const challenge = await this.collect(new Request(request, { headers }), amountMicros, paid);
-      return challenge.kind === "challenge" ? { ...challenge, reason } : challenge;
-    };
+    const refuse = (reason: string) => this.challengeInstead(request, "x-payment", reason, amountMicros, paid);
     const [requirements] = this.v1Accepts(amountMicros, request.url, paid.description);
     if (!requirements) return refuse(`x402 v1 (X-PAYMENT) is accepted on Base only; this service is paid on ${this.settings.network}: pay with x402 v2 (PAYMENT-SIGNATURE)`);
     const checked = await checkV1Payment(header, requirements, this.settings, Math.floor(this.core.now().getTime() / 1000));

@@ -1,6 +1,8 @@
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
-import { getAddress, isAddress, verifyTypedData } from "viem";
+import { getAddress, verifyTypedData } from "viem";
+import { parseClientJson } from "../core/schemas/json-limits.js";
+import { isEip3009Authorization } from "./credential-check.js";
 import type { PaymentSettings } from "./settings.js";
 
 /**
@@ -55,30 +57,20 @@ export function v1Requirements(settings: PaymentSettings, amountMicros: number, 
   };
 }
 
-const UINT = /^\d{1,78}$/;
-
 /** The authorization and signature of an X-PAYMENT header, or the reason it cannot be one. */
 function decode(header: string, requirements: V1Requirements): { authorization: V1Authorization; signature: `0x${string}` } | string {
   let payment: { x402Version?: unknown; scheme?: unknown; network?: unknown; payload?: { signature?: unknown; authorization?: Partial<V1Authorization> } };
   try {
-    payment = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
+    payment = parseClientJson(Buffer.from(header, "base64").toString("utf8")) as typeof payment;
   } catch {
     return "X-PAYMENT is not base64 JSON";
   }
   if (payment?.x402Version !== 1) return "X-PAYMENT must carry x402Version 1 (x402 v2 uses PAYMENT-SIGNATURE)";
   if (payment.scheme !== "exact") return "only the exact scheme is accepted";
   if (payment.network !== requirements.network) return `payments are made on ${requirements.network}, not ${String(payment.network)}`;
-  const auth = payment.payload?.authorization;
-  const signature = payment.payload?.signature;
-  const complete =
-    typeof signature === "string" &&
-    /^0x[0-9a-fA-F]+$/.test(signature) &&
-    auth !== undefined &&
-    isAddress(String(auth.from)) &&
-    isAddress(String(auth.to)) &&
-    [auth.value, auth.validAfter, auth.validBefore].every((v) => typeof v === "string" && UINT.test(v)) &&
-    typeof auth.nonce === "string" &&
-    /^0x[0-9a-fA-F]{64}$/.test(auth.nonce);
+  const auth = payment?.payload?.authorization;
+  const signature = payment?.payload?.signature;
+  const complete = typeof signature === "string" && /^0x[0-9a-fA-F]+$/.test(signature) && isEip3009Authorization(auth);
   if (!complete) return "X-PAYMENT does not hold an EIP-3009 authorization and its signature";
   return { authorization: auth as V1Authorization, signature: signature as `0x${string}` };
 }

@@ -6,7 +6,8 @@ import { AppError, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { toPage, type Page, type Pagination } from "../schemas/common.js";
 import type { ApiKey } from "./schemas.js";
-import { API_KEY_REVOKED_CHANNEL, keyCache } from "./key-cache.js";
+import { keyCache } from "./key-cache.js";
+import { revokeCredential } from "./revocation.js";
 import { hashToken, randomToken } from "./tokens.js";
 
 /** Who a request acts for, once its API key has been checked. */
@@ -58,7 +59,11 @@ export async function listApiKeys(core: Core, principal: ApiKeyPrincipal, page: 
   return toPage(rows, page, (row) => present(row, principal.keyId));
 }
 
-/** Revokes a key of the account at once. The key making the request cannot revoke itself. */
+/**
+ * Revokes a key of the account at once, on every process: its relay tickets are deleted, and the
+ * sockets and waits it opened end (core/auth/revocation.ts). The key making the request cannot
+ * revoke itself.
+ */
 export async function revokeApiKey(core: Core, principal: ApiKeyPrincipal, keyId: string) {
   if (keyId === principal.keyId) {
     throw new AppError("cannot_revoke_current_key", "This request is authenticated by the key it asks to revoke. Revoke it with another key of the account.");
@@ -70,8 +75,8 @@ export async function revokeApiKey(core: Core, principal: ApiKeyPrincipal, keyId
       .set({ revokedAt })
       .where(and(eq(apiKeys.keyId, keyId), eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt)))
       .returning({ keyId: apiKeys.keyId });
-    // Every process's key cache drops it when this commits.
-    if (revoked) await core.bus.publish(API_KEY_REVOKED_CHANNEL, { key_id: revoked.keyId }, { tx });
+    // Every process's key cache drops it when this commits, and closes what it opened.
+    if (revoked) await revokeCredential(core, tx, revoked.keyId);
     return revoked;
   });
   if (!row) throw notFound("API key", keyId);
@@ -81,7 +86,7 @@ export async function revokeApiKey(core: Core, principal: ApiKeyPrincipal, keyId
 }
 
 // last_used_at is advisory: writing it at most once a minute keeps reads from becoming writes.
-const LAST_USED_RESOLUTION_MS = 60_000;
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** The principal behind a live API key, or null for an unknown or revoked one. */
 export async function authenticateApiKey(core: Core, apiKey: string): Promise<ApiKeyPrincipal | null> {
@@ -96,7 +101,7 @@ export async function authenticateApiKey(core: Core, apiKey: string): Promise<Ap
       .from(apiKeys)
       .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)));
     if (!found) return null;
-    cache.set(hash, (row = { ...found, cachedAt: Date.now() }));
+    cache.set(hash, (row = { accountId: found.accountId, credentialId: found.keyId, lastUsedAt: found.lastUsedAt, cachedAt: Date.now() }));
   }
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     const stale = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
@@ -104,7 +109,7 @@ export async function authenticateApiKey(core: Core, apiKey: string): Promise<Ap
     await core.db
       .update(apiKeys)
       .set({ lastUsedAt: now })
-      .where(and(eq(apiKeys.keyId, row.keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, stale))));
+      .where(and(eq(apiKeys.keyId, row.credentialId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, stale))));
   }
-  return { accountId: row.accountId, keyId: row.keyId };
+  return { accountId: row.accountId, keyId: row.credentialId };
 }

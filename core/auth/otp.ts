@@ -13,8 +13,11 @@ import { hmacHex, safeEqual } from "./tokens.js";
 const OTP_LIFETIME_MS = 10 * 60_000;
 const TEN_MINUTES = 10 * 60_000;
 
-/** Limits of the spec's table: per address and per IP for codes, per address for verifies. */
-export const OTP_LIMITS = { perEmail: 3, perIp: 5, verifyPerEmail: 5, windowMs: TEN_MINUTES } as const;
+/**
+ * Limits of the spec's table: per address and per IP for codes, per address for verifies; and per
+ * IP for verifies, so one client cannot guess codes across many addresses at once.
+ */
+export const OTP_LIMITS = { perEmail: 3, perIp: 5, verifyPerEmail: 5, verifyPerIp: 30, windowMs: TEN_MINUTES } as const;
 
 /** Addresses are compared case-insensitively: one account per mailbox. */
 export function normalizeEmail(email: string): string {
@@ -65,9 +68,9 @@ export async function requestOtp(core: Core, input: { email: string; ip: string 
 
 /**
  * Exchanges a code for a new API key, creating the account on first sign-in. Every attempt
- * counts toward the per-address limit, right or wrong; every failure gives the same answer.
+ * counts toward the per-address and per-IP limits, right or wrong; every failure gives the same answer.
  */
-export async function verifyOtp(core: Core, input: { email: string; otp: string }) {
+export async function verifyOtp(core: Core, input: { email: string; otp: string; ip: string }) {
   return redeemOtp(core, input, (tx, email) => issueKeyForEmail(core, tx, email, "sign-in"));
 }
 
@@ -75,16 +78,23 @@ export async function verifyOtp(core: Core, input: { email: string; otp: string 
  * Signs an address in with its code and answers its account (created on first sign-in), minting
  * no key: the OAuth sign-in page's way in. The same limits and answers as verifyOtp.
  */
-export async function signInWithOtp(core: Core, input: { email: string; otp: string }) {
+export async function signInWithOtp(core: Core, input: { email: string; otp: string; ip: string }) {
   return redeemOtp(core, input, (tx, email) => findOrCreateAccountByEmail(tx, email, { creditMicros: usdToMicros(core.config.signupCreditUsd), at: core.now() }));
 }
 
-async function redeemOtp<T>(core: Core, input: { email: string; otp: string }, signIn: (tx: Transaction, email: string) => Promise<T>): Promise<T> {
+async function redeemOtp<T>(core: Core, input: { email: string; otp: string; ip: string }, signIn: (tx: Transaction, email: string) => Promise<T>): Promise<T> {
   const email = normalizeEmail(input.email);
   const now = core.now();
   // Counted in its own transaction so that a wrong code still uses up an attempt.
   await core.db.transaction((tx) =>
-    consumeRateLimits(tx, [{ key: `verify:email:${email}`, limit: OTP_LIMITS.verifyPerEmail, windowMs: TEN_MINUTES, label: "code attempts for this address" }], now),
+    consumeRateLimits(
+      tx,
+      [
+        { key: `verify:email:${email}`, limit: OTP_LIMITS.verifyPerEmail, windowMs: TEN_MINUTES, label: "code attempts for this address" },
+        { key: `verify:ip:${input.ip}`, limit: OTP_LIMITS.verifyPerIp, windowMs: TEN_MINUTES, label: "code attempts from this IP address" },
+      ],
+      now,
+    ),
   );
   return core.db.transaction(async (tx) => {
     const [row] = await tx.select().from(otpCodes).where(eq(otpCodes.email, email)).for("update");

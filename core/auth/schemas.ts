@@ -57,6 +57,41 @@ export const RevokedKey = z
   .object({ key_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp })
   .meta({ id: "RevokedKey" });
 
+export const AgentTokenMinter = z
+  .object({
+    kind: z.enum(["wallet", "api_key", "agent_token"]).meta({
+      description: "`wallet`: a payment from the wallet (a top-up) minted it. `api_key`: an API key, by POST /v1/auth/agent-tokens. `agent_token`: another agent token of the account (a mint or a rotation).",
+    }),
+    id: z.string().nullable().meta({ description: "The wallet address, key_id or token_id. Null for a token issued by a top-up with an API key before tokens were listed." }),
+  })
+  .meta({ id: "AgentTokenMinter", description: "Who minted the token." });
+
+export const AgentToken = z
+  .object({
+    token_id: z.string(),
+    name: z.string().nullable(),
+    prefix: z.string().meta({ description: "The first characters of the token, to recognise it." }),
+    last_four: z.string().nullable().meta({ description: "Null only for a token issued before tokens were listed, until its next use." }),
+    created_at: Timestamp,
+    last_used_at: Timestamp.nullable(),
+    minted_by: AgentTokenMinter,
+    current: z.boolean().meta({ description: "True for the agent token that authenticated this request." }),
+  })
+  .meta({ id: "AgentToken" });
+export type AgentToken = z.infer<typeof AgentToken>;
+
+export const MintAgentTokenBody = z
+  .strictObject({ name: z.string().trim().min(1).max(100).optional().meta({ description: "A label for the token" }) })
+  .meta({ id: "MintAgentTokenRequest" });
+
+export const MintedAgentToken = AgentToken.extend({
+  agent_token: z.string().meta({ description: "The token itself (`at_...`). Shown once: store it now." }),
+}).meta({ id: "MintedAgentToken" });
+
+export const RevokedAgentToken = z
+  .object({ token_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp })
+  .meta({ id: "RevokedAgentToken" });
+
 export const AgentIdStartBody = z
   .strictObject({
     // An empty hint is no hint (as before AgentID existed, when `""` met the 404): a client

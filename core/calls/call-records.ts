@@ -1,5 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
+import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
+import { publicUrl } from "../public-url.js";
 import { preparedStatement } from "../db/prepared.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
@@ -51,6 +53,11 @@ export async function loadCall(db: Executor, accountId: string, callId: string):
 export async function loadCallById(db: Executor, callId: string): Promise<CallRow | undefined> {
   const [row] = await db.select().from(calls).where(eq(calls.callId, callId));
   return row;
+}
+
+/** Where the call's whole transcript is read; null when the service serves no HTTP (see publicUrl). */
+export function transcriptUrl(core: Pick<Core, "baseUrl">, callId: string): string | null {
+  return publicUrl(core, `/v1/calls/${callId}/transcript`);
 }
 
 /** The call's transcript, in the order it was spoken. */

@@ -10,9 +10,8 @@ import { recordEvent } from "../events/events.js";
 import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
 import type { EventType } from "../events/schemas.js";
 import { sessionEnd, sessionStart } from "../webhooks/protocol2.js";
-import { readTranscript, type CallRow } from "./call-records.js";
+import { readTranscript, transcriptUrl, type CallRow } from "./call-records.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
-import { publicUrl } from "../public-url.js";
 import { sessionKey } from "./turns.js";
 
 /** The bus channel on which every call status change is announced (ids and status only). */
@@ -25,10 +24,6 @@ const ENDING_EVENTS: Partial<Record<CallStatus, EventType>> = {
   failed: "call.failed",
   canceled: "call.canceled",
 };
-
-export function transcriptUrl(core: Core, callId: string): string | null {
-  return publicUrl(core, `/v1/calls/${callId}/transcript`);
-}
 
 // A call only moves forward: queued, ringing, in-progress, then one of the ends.
 const PROGRESS: Record<CallStatus, number> = { queued: 0, ringing: 1, "in-progress": 2, completed: 3, busy: 3, "no-answer": 3, failed: 3, canceled: 3 };

@@ -1,16 +1,15 @@
 import type { Core } from "../context.js";
+import { conversationWindow, type ConversationLine } from "./conversation-window.js";
 
-/** One line of a call's conversation, as a call.utterance event carries it. */
-export interface ConversationLine {
-  role: "user" | "assistant";
-  text: string;
-  timestamp: string;
-}
+export type { ConversationLine } from "./conversation-window.js";
 
 interface Known {
   /** The id of the call's last transcript line these lines end with. */
   lastEntryId: number;
+  /** The call's conversation window (conversation-window.ts): its newest lines... */
   lines: ConversationLine[];
+  /** ...and how many lines before them it leaves out. */
+  omitted: number;
 }
 
 // Live calls this process keeps the conversation of; the oldest is forgotten beyond this.
@@ -18,9 +17,10 @@ const MAX_CALLS = 10_000;
 
 /**
  * The conversations of the live calls this process serves, kept line by line as turns are
- * written, so a turn never re-reads the whole transcript. An entry is trusted only while the
- * database's last transcript line of the call is the one it ends with (checked inside the turn's
- * own statement): a line written by another process, or a filler, makes the turn read it afresh.
+ * written, so a turn never re-reads the transcript; only the window a turn carries is kept, so a
+ * long call costs no more memory than a short one. An entry is trusted only while the database's
+ * last transcript line of the call is the one it ends with (checked inside the turn's own
+ * statement): a line written by another process, or a filler, makes the turn read it afresh.
  */
 export class ConversationCache {
   private readonly calls = new Map<string, Known>();
@@ -29,10 +29,10 @@ export class ConversationCache {
     return this.calls.get(callId);
   }
 
-  /** The conversation of callId now ends with line `entryId`. */
-  set(callId: string, entryId: number, lines: ConversationLine[]): void {
+  /** The conversation of callId now ends with line `entryId`; `omitted` lines came before `lines`. */
+  set(callId: string, entryId: number, lines: ConversationLine[], omitted = 0): void {
     this.calls.delete(callId);
-    this.calls.set(callId, { lastEntryId: entryId, lines });
+    this.calls.set(callId, { lastEntryId: entryId, ...conversationWindow(lines, omitted) });
     if (this.calls.size > MAX_CALLS) this.calls.delete(this.calls.keys().next().value!);
   }
 
@@ -41,6 +41,7 @@ export class ConversationCache {
     const known = this.calls.get(callId);
     if (known && known.lastEntryId === previousEntryId) {
       known.lines.push(line);
+      ({ lines: known.lines, omitted: known.omitted } = conversationWindow(known.lines, known.omitted));
       known.lastEntryId = entryId;
     } else this.calls.delete(callId);
   }

@@ -12,8 +12,9 @@ import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routi
 import { newId } from "../ids.js";
 import { publicUrl } from "../public-url.js";
 import { taskAmend, taskCancel, taskOpen } from "../webhooks/protocol2.js";
-import { readTranscript, type CallRow } from "./call-records.js";
-import { conversations, type ConversationLine } from "./conversation-cache.js";
+import { transcriptUrl, type CallRow } from "./call-records.js";
+import { conversations } from "./conversation-cache.js";
+import { CONVERSATION_MAX_BYTES, CONVERSATION_MAX_LINES, conversationWindow, readConversationWindow, type ConversationLine } from "./conversation-window.js";
 import { pushTokenFor } from "./push-token.js";
 
 /** One key per call, for the runtime to keep the call's conversation in one session. */
@@ -52,13 +53,18 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
       const fullText = `${open.text}\n${text}`;
       await tx.update(turns).set({ text: fullText }).where(eq(turns.turnId, open.turnId));
       await tx.insert(transcriptEntries).values({ callId, role: "user", text, turnId: open.turnId, createdAt: now });
-      const conversation = await readTranscript(tx, callId);
+      const conversation = await readConversationWindow(tx, callId);
       await recordSessionMessage(core, tx, target, {
         accountId: call.accountId,
         agentId: call.agentId,
         liveTurnId: open.turnId,
         build: (id) =>
-          taskAmend(id, call, { turnId: open.turnId, text, fullText, conversation, pushContextUrl: pushContextUrl(core, callId, open.turnId), pushToken: pushTokenFor(core, callId) }, now),
+          taskAmend(
+            id,
+            call,
+            { turnId: open.turnId, text, fullText, conversation, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, open.turnId), pushToken: pushTokenFor(core, callId) },
+            now,
+          ),
       });
       return { turnId: open.turnId, amended: true };
     }
@@ -66,6 +72,7 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
     const turnId = newId("turn");
     await tx.insert(turns).values({ turnId, callId, text, input, openedAt: now });
     await tx.insert(transcriptEntries).values({ callId, role: "user", text, turnId, createdAt: now });
+    const conversation = await readConversationWindow(tx, callId);
     await recordEvent(
       core,
       tx,
@@ -78,7 +85,9 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
           call_id: callId,
           turn_id: turnId,
           session_key: sessionKey(call.agentId, callId),
-          conversation: await readTranscript(tx, callId),
+          conversation: conversation.lines,
+          conversation_omitted: conversation.omitted,
+          transcript_url: transcriptUrl(core, callId),
           push_context_url: pushContextUrl(core, callId, turnId),
           push_token: pushTokenFor(core, callId),
         },
@@ -101,15 +110,18 @@ interface OpenedTurn {
   before: string[];
   envelope: EventEnvelope;
   entry_id: number;
+  /** The conversation window, when the function read it afresh (the process's copy was not the call's). */
   conversation: ConversationLine[] | null;
+  conversation_omitted: number | null;
 }
 
 // A server-side function call, which the query builder cannot express; its text is fixed.
-const OPEN_TURN = "select agentline_open_turn($1, $2, $3, $4::timestamptz, $5, $6, $7, $8, $9, $10::bigint, $11::json, $12, $13) as r";
+const OPEN_TURN =
+  "select agentline_open_turn($1, $2, $3, $4::timestamptz, $5, $6, $7, $8, $9, $10::bigint, $11::json, $12::int, $13, $14, $15, $16::int, $17::int) as r";
 
 /**
  * The turn of an agent whose events go to a relay socket or the mailbox, in one round trip (the
- * function agentline_open_turn, migration 0008); then, committed, the event is handed from memory
+ * function agentline_open_turn, migration 0012); then, committed, the event is handed from memory
  * to this process's receivers. Returns the turn id, or null when the agent has a webhook.
  */
 async function openTurnInOneTrip(core: Core, callId: string, text: string, input: "speech" | "dtmf", now: Date): Promise<string | null> {
@@ -118,6 +130,8 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   const line: ConversationLine = { role: "user", text, timestamp: createdAt };
   const cache = conversations(core);
   const known = cache.get(callId);
+  // The window this turn carries if the process's copy is still the call's (the function checks).
+  const window = known ? conversationWindow([...known.lines, line], known.omitted) : null;
   let result: OpenedTurn;
   try {
     [{ r: result }] = (await core.database.rows<{ r: OpenedTurn }>(OPEN_TURN, [
@@ -131,9 +145,13 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
       pushContextUrl(core, callId, turnId),
       pushTokenFor(core, callId),
       known?.lastEntryId ?? null,
-      known ? JSON.stringify(known.lines.concat(line)) : null,
+      window ? JSON.stringify(window.lines) : null,
+      window?.omitted ?? null,
+      transcriptUrl(core, callId),
       core.processId,
       core.database.kind === "postgres",
+      CONVERSATION_MAX_LINES,
+      CONVERSATION_MAX_BYTES,
     ])) as [{ r: OpenedTurn }];
   } catch (error) {
     cache.forget(callId);
@@ -141,7 +159,7 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   }
   if (result.outcome === "not_in_progress") throw notInProgress(callId, result.status ?? null);
   if (result.outcome === "webhook") return null;
-  if (result.conversation) cache.set(callId, result.entry_id, result.conversation);
+  if (result.conversation) cache.set(callId, result.entry_id, result.conversation, result.conversation_omitted ?? 0);
   else cache.append(callId, known!.lastEntryId, result.entry_id, line);
   // Committed: this process's relay socket (and any waiting poll) gets it from memory.
   core.bus.announce(EVENTS_CREATED_CHANNEL, { agent_id: result.agent_id, account_id: result.account_id, seq: result.seq, before: result.before, event: result.envelope });

@@ -105,38 +105,67 @@ export async function pollEvents(core: Core, accountId: string, query: { agent_i
   return claimEvents(core, accountId, { agentId: query.agent_id, eventTypes: query.event_type ? [query.event_type] : undefined }, query.limit);
 }
 
-/** Takes up to limit pending events matching filter, oldest first, marking them delivered. */
+/**
+ * The most bytes of events (their envelopes as JSON) one page of the mailbox carries: a page
+ * stops before the event that would pass it, and says has_more. Its first event is carried
+ * whatever its size, so the mailbox never sticks.
+ */
+export const PAGE_MAX_BYTES = 1024 * 1024;
+
+/** The size of an event's envelope as JSON, counted in the database: what a page is measured by. */
+const envelopeBytes = sql<number>`octet_length(${events.envelope}::text)`.mapWith(Number);
+
+/** The rows, from the first, that one page carries. */
+function fitPage<T extends { bytes: number }>(rows: T[]): T[] {
+  let total = 0;
+  let count = 0;
+  for (const row of rows) {
+    total += row.bytes;
+    if (count > 0 && total > PAGE_MAX_BYTES) break;
+    count++;
+  }
+  return rows.slice(0, count);
+}
+
+/**
+ * Takes up to limit pending events matching filter, oldest first, within PAGE_MAX_BYTES, marking
+ * them delivered. Concurrent polls never return the same event (rows are claimed with SKIP
+ * LOCKED), and an event is marked delivered only by the page that returns it.
+ */
 export async function claimEvents(core: Core, accountId: string, filter: EventFilter, limit: number) {
   const where = pendingFilter(accountId, filter);
   return core.db.transaction(async (tx) => {
-    // Lock exactly the rows taken: a locked look-ahead row would be skipped by concurrent polls
-    // without being taken by this one.
-    const taken = await tx
-      .select({ seq: events.seq, envelope: events.envelope })
+    // The rows are locked as they are sized. A locked look-ahead row is skipped by concurrent
+    // polls without being taken by this one, so only a page cut short by its byte budget leaves
+    // any (until this commits): they are still pending, and has_more says so.
+    const sized = await tx
+      .select({ seq: events.seq, bytes: envelopeBytes })
       .from(events)
       .where(where)
       .orderBy(asc(events.seq))
       .limit(limit)
       .for("update", { skipLocked: true });
-    if (taken.length > 0) {
-      await tx
-        .update(events)
-        .set({ status: "delivered", deliveredVia: "mailbox", deliveredAt: core.now() })
-        .where(inArray(events.seq, taken.map((r) => r.seq)));
-    }
+    const page = fitPage(sized).map((r) => r.seq);
+    const taken =
+      page.length === 0
+        ? []
+        : await tx
+            .update(events)
+            .set({ status: "delivered", deliveredVia: "mailbox", deliveredAt: core.now() })
+            .where(inArray(events.seq, page))
+            .returning({ seq: events.seq, envelope: events.envelope });
+    taken.sort((a, b) => a.seq - b.seq);
     const [more] = await tx.select({ seq: events.seq }).from(events).where(where).limit(1);
     return { data: taken.map((r) => r.envelope as EventEnvelope), limit, has_more: more !== undefined };
   });
 }
 
-/** Pending events, oldest first, left pending. */
+/** Pending events, oldest first, within PAGE_MAX_BYTES, left pending. */
 export async function peekEvents(core: Core, accountId: string, query: { agent_id?: string | undefined; limit: number }) {
   if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
-  const rows = await core.db
-    .select({ envelope: events.envelope })
-    .from(events)
-    .where(pendingFilter(accountId, { agentId: query.agent_id }))
-    .orderBy(asc(events.seq))
-    .limit(query.limit + 1);
-  return { data: rows.slice(0, query.limit).map((r) => r.envelope as EventEnvelope), limit: query.limit, has_more: rows.length > query.limit };
+  const where = pendingFilter(accountId, { agentId: query.agent_id });
+  const sized = await core.db.select({ seq: events.seq, bytes: envelopeBytes }).from(events).where(where).orderBy(asc(events.seq)).limit(query.limit + 1);
+  const page = fitPage(sized.slice(0, query.limit)).map((r) => r.seq);
+  const rows = page.length === 0 ? [] : await core.db.select({ envelope: events.envelope }).from(events).where(and(inArray(events.seq, page), where)).orderBy(asc(events.seq));
+  return { data: rows.map((r) => r.envelope as EventEnvelope), limit: query.limit, has_more: sized.length > page.length };
 }

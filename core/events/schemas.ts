@@ -32,7 +32,21 @@ export const EventEnvelope = z
     call_id: z.string().optional().meta({ description: "call.utterance only" }),
     turn_id: z.string().optional().meta({ description: "call.utterance only: echo it exactly when pushing context" }),
     session_key: z.string().optional().meta({ description: "call.utterance only: one key per call, for the runtime's session" }),
-    conversation: z.array(TranscriptLine).optional().meta({ description: "call.utterance only: the call so far, this utterance last" }),
+    conversation: z
+      .array(TranscriptLine)
+      .optional()
+      .meta({ description: "call.utterance only: the call's newest lines, this utterance last: at most 100 lines and 16 KiB of text in all (this utterance whatever its size); conversation_omitted counts the earlier ones" }),
+    conversation_omitted: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: "call.utterance only: how many earlier lines of the call conversation leaves out (0: it is the whole call); read them at transcript_url" }),
+    transcript_url: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: "call.utterance only: the call's whole transcript; null when the service serves no HTTP (a local stdio MCP install)" }),
     push_context_url: z
       .string()
       .nullable()
@@ -57,8 +71,12 @@ export const PeekEventsQuery = z.strictObject({
 });
 
 export const EventBatch = z
-  .object({ data: z.array(EventEnvelope), limit: z.number().int(), has_more: z.boolean() })
-  .meta({ id: "EventBatch", description: "Pending events, oldest first" });
+  .object({
+    data: z.array(EventEnvelope),
+    limit: z.number().int(),
+    has_more: z.boolean().meta({ description: "More are pending: the page was full, or stopped before its events passed 1 MiB" }),
+  })
+  .meta({ id: "EventBatch", description: "Pending events, oldest first: at most `limit`, and about 1 MiB of them (the first whatever its size)" });
 
 /** Longest wait of one long-poll: below the 60 s a client commonly allows a request. */
 export const MAX_WAIT_SECONDS = 50;

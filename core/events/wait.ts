@@ -14,7 +14,7 @@ const RECHECK_MS = 1_000;
 export interface WaitOptions {
   limit: number;
   timeoutMs: number;
-  /** Ends the wait early (the client went away); the answer is then whatever was taken. The process stopping ends it too. */
+  /** Ends the wait early (the client went away, its credential was revoked); nothing is taken after. The process stopping ends it too. */
   signal?: AbortSignal | undefined;
 }
 
@@ -59,6 +59,8 @@ export async function waitForEvents(core: Core, accountId: string, filter: Event
         signal.addEventListener("abort", done, { once: true });
         wake = done;
       });
+      // Ended while it slept (the client left, the credential was revoked, the process stops): take nothing more.
+      if (signal.aborted) return { data: [], limit: options.limit, has_more: false, timed_out: true };
     }
   } finally {
     unsubscribe();

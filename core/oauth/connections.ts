@@ -1,4 +1,5 @@
 import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
+import { revokeCredential } from "../auth/revocation.js";
 import { hashToken } from "../auth/tokens.js";
 import type { Core } from "../context.js";
 import { oauthConnections } from "../db/schema/oauth-connections.js";
@@ -10,7 +11,7 @@ import type { Connection } from "./schemas.js";
 export type { OAuthPrincipal } from "./principal.js";
 import type { OAuthPrincipal } from "./principal.js";
 import { knownScopes } from "./scopes.js";
-import { OAUTH_REVOKED_CHANNEL, oauthTokenCache } from "./token-cache.js";
+import { oauthTokenCache } from "./token-cache.js";
 
 type ConnectionRow = typeof oauthConnections.$inferSelect;
 
@@ -61,15 +62,17 @@ export async function disconnect(core: Core, accountId: string, connectionId: st
 
 /**
  * Ends a connection however it ends (disconnected by the account, revoked by the client, a
- * reused refresh token): marks it revoked, deletes its grant, codes and tokens, and tells every
- * process to forget its cached tokens once that commits.
+ * reused refresh token): marks it revoked, deletes its grant, codes and tokens, and revokes it as a
+ * credential (core/auth/revocation.ts) once that commits: every process forgets its cached tokens
+ * and ends the waits opened with them.
  */
 export async function endConnection(core: Core, connectionId: string): Promise<Date> {
   const at = core.now();
   await core.db.transaction(async (tx) => {
     await tx.update(oauthConnections).set({ revokedAt: at }).where(and(eq(oauthConnections.connectionId, connectionId), isNull(oauthConnections.revokedAt)));
     await tx.delete(oauthRecords).where(or(eq(oauthRecords.grantId, connectionId), and(eq(oauthRecords.kind, "Grant"), eq(oauthRecords.idHash, hashToken(connectionId)))));
-    await core.bus.publish(OAUTH_REVOKED_CHANNEL, { connection_id: connectionId }, { tx });
+    // Like a revoked key: every process forgets its tokens and ends what it holds open with them.
+    await revokeCredential(core, tx, connectionId);
   });
   oauthTokenCache(core).forgetConnection(connectionId);
   return at;
@@ -118,18 +121,6 @@ export async function authenticateOAuthToken(core: Core, token: string, read: (t
       .where(and(eq(oauthConnections.connectionId, entry.principal.connectionId), or(isNull(oauthConnections.lastUsedAt), lt(oauthConnections.lastUsedAt, stale))));
   }
   return entry.principal;
-}
-
-/** Tells every process that tokens stopped working: one access token (by its hash), or all of a connection's. */
-export async function announceRevoked(core: Core, what: { tokenHash: string } | { connectionId: string }): Promise<void> {
-  const cache = oauthTokenCache(core);
-  if ("tokenHash" in what) {
-    cache.forgetToken(what.tokenHash);
-    await core.bus.publish(OAUTH_REVOKED_CHANNEL, { token_hash: what.tokenHash });
-  } else {
-    cache.forgetConnection(what.connectionId);
-    await core.bus.publish(OAUTH_REVOKED_CHANNEL, { connection_id: what.connectionId });
-  }
 }
 
 /** A live connection by its id (also its grant's), or undefined. */

@@ -1,12 +1,7 @@
+import { CREDENTIAL_REVOKED_CHANNEL, revokedLately } from "../auth/revocation.js";
 import { hashToken } from "../auth/tokens.js";
 import type { Core } from "../context.js";
 import type { OAuthPrincipal } from "./principal.js";
-
-/**
- * Announced when OAuth tokens stop working: `{connection_id}` when a connection ends (every token
- * of it), `{token_hash}` when one access token is revoked. Every process drops them from its cache.
- */
-export const OAUTH_REVOKED_CHANNEL = "auth.oauth_revoked";
 
 // A safety net only (revocations are announced): a cached token is looked up again after this.
 const TTL_MS = 30_000;
@@ -27,11 +22,9 @@ export interface CachedToken {
 export class OAuthTokenCache {
   private readonly tokens = new Map<string, CachedToken>();
 
-  constructor(core: Core) {
-    core.bus.subscribe(OAUTH_REVOKED_CHANNEL, (message) => {
-      if (typeof message.connection_id === "string") this.forgetConnection(message.connection_id);
-      if (typeof message.token_hash === "string") this.tokens.delete(message.token_hash);
-    });
+  // An OAuth connection is a credential like an API key: its id is what a revoke announces.
+  constructor(private readonly core: Core) {
+    core.bus.subscribe(CREDENTIAL_REVOKED_CHANNEL, (message) => this.forgetConnection(String(message.credential_id)));
   }
 
   get(token: string, now: number): CachedToken | undefined {
@@ -43,6 +36,8 @@ export class OAuthTokenCache {
   }
 
   set(token: string, entry: CachedToken): CachedToken {
+    // Read before a revoke committed, stored after its announcement: not kept.
+    if (revokedLately(this.core, entry.principal.connectionId)) return entry;
     const hash = hashToken(token);
     this.tokens.delete(hash);
     this.tokens.set(hash, entry);

@@ -35,16 +35,18 @@ export function relayUrl(baseUrl: string, query: Record<string, string>): string
 /**
  * Issues a single-use ticket that opens one agent's relay for the account, for clients that
  * cannot set an Authorization header on a WebSocket upgrade (browsers, Deno, Node's built-in
- * WebSocket). Only its hash is stored; expired tickets are swept as new ones are issued.
+ * WebSocket). Only its hash is stored; expired tickets are swept as new ones are issued. It
+ * records the key that minted it: revoking the key deletes its tickets.
  */
-export async function issueRelayTicket(core: Core, accountId: string, input: RelayTicketBody, baseUrl: string): Promise<RelayTicket> {
+export async function issueRelayTicket(core: Core, minter: TicketHolder, input: RelayTicketBody, baseUrl: string): Promise<RelayTicket> {
+  const { accountId, credentialId } = minter;
   await loadAgent(core.db, accountId, input.agent_id);
   const ticket = randomToken("rt_");
   const now = core.now();
   const expiresAt = new Date(now.getTime() + RELAY_TICKET_TTL_SECONDS * 1000);
   await core.db.transaction(async (tx) => {
     await tx.delete(relayTickets).where(lt(relayTickets.expiresAt, now));
-    await tx.insert(relayTickets).values({ ticketHash: hashToken(ticket), accountId, agentId: input.agent_id, expiresAt, createdAt: now });
+    await tx.insert(relayTickets).values({ ticketHash: hashToken(ticket), accountId, credentialId, agentId: input.agent_id, expiresAt, createdAt: now });
   });
   return {
     ticket,
@@ -55,16 +57,23 @@ export async function issueRelayTicket(core: Core, accountId: string, input: Rel
   };
 }
 
+/** The account a ticket opens a relay for, and the credential that minted it (watched while the socket is open). */
+export interface TicketHolder {
+  accountId: string;
+  credentialId: string;
+}
+
 /**
- * Redeems a ticket for the relay of `agentId`: the account it was issued to. The row is deleted
- * as it is read, so a ticket opens one socket, in whichever process it is presented.
+ * Redeems a ticket for the relay of `agentId`: the account it was issued to, and the key that
+ * minted it. The row is deleted as it is read, so a ticket opens one socket, in whichever process
+ * it is presented.
  */
-export async function redeemRelayTicket(core: Core, ticket: string, agentId: string | null): Promise<string> {
+export async function redeemRelayTicket(core: Core, ticket: string, agentId: string | null): Promise<TicketHolder> {
   const [row] = await core.db
     .delete(relayTickets)
     .where(and(eq(relayTickets.ticketHash, hashToken(ticket)), gt(relayTickets.expiresAt, core.now())))
-    .returning({ accountId: relayTickets.accountId, agentId: relayTickets.agentId });
-  if (!row) throw new AppError("unauthorized", "The relay ticket is unknown, expired or already used; get a new one with POST /v1/events/ws/ticket.");
+    .returning({ accountId: relayTickets.accountId, credentialId: relayTickets.credentialId, agentId: relayTickets.agentId });
+  if (!row) throw new AppError("unauthorized", "The relay ticket is unknown, expired or already used (or the key that minted it was revoked); get a new one with POST /v1/events/ws/ticket.");
   if (agentId !== null && row.agentId !== agentId) throw new AppError("unauthorized", `The relay ticket was issued for agent ${row.agentId}, not ${agentId}.`);
-  return row.accountId;
+  return { accountId: row.accountId, credentialId: row.credentialId };
 }

@@ -1,5 +1,23 @@
 import type { z } from "zod";
-import type { FieldError } from "../errors.js";
+import { AppError, quoted, type FieldError } from "../errors.js";
+
+/** The most fields one validation error lists. */
+export const MAX_LISTED_ERRORS = 20;
+
+/**
+ * The 422 for these field errors, its detail `${lead}: ` and the fields: each field name cut to
+ * MAX_QUOTED_CHARS (core/errors.ts), and at most MAX_LISTED_ERRORS listed, `errors_omitted` counting the rest, so
+ * a request of a thousand unknown megabyte-long names is answered in a few kilobytes.
+ */
+export function validationFailed(lead: string, errors: FieldError[]): AppError {
+  const listed = errors.slice(0, MAX_LISTED_ERRORS).map((e) => ({ ...e, field: quoted(e.field) }));
+  const omitted = errors.length - listed.length;
+  const more = omitted > 0 ? ` and ${omitted} more` : "";
+  return new AppError("validation_error", `${lead}: ${listed.map((e) => e.field).join(", ")}${more}.`, {
+    errors: listed,
+    ...(omitted > 0 ? { extra: { errors_omitted: omitted } } : {}),
+  });
+}
 
 /**
  * Parses input with schema; on failure, appends one FieldError per problem, named by its dotted
@@ -27,16 +45,44 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 
 export const UNSTORABLE_MESSAGE = "contains a NUL character or unpaired UTF-16 surrogate, which cannot be stored";
 
-/** The dotted path of the first unstorable string (or key) in value, "" for the root, or undefined. */
-export function unstorableString(value: unknown, path: string[] = []): string | undefined {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? path.join(".") : undefined;
+/** An array or object being walked: the next of its entries to look at, and its name in its parent. */
+interface Open {
+  node: unknown[] | Record<string, unknown>;
+  keys: string[] | null;
+  next: number;
+  name: string;
+}
+
+/**
+ * The dotted path of the first unstorable string (or key) in value, "" for the root, or undefined.
+ * Iterative, in document order (a key before what it holds): a value nested however deep costs no
+ * stack, and a leaf costs a type check, its path built only for what is found.
+ */
+export function unstorableString(value: unknown): string | undefined {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? "" : undefined;
   if (value === null || typeof value !== "object") return undefined;
-  for (const [key, inner] of Object.entries(value)) {
-    if (UNSTORABLE.test(key)) return [...path, key].join(".");
-    const found = unstorableString(inner, [...path, key]);
-    if (found !== undefined) return found;
+  const open: Open[] = [opened(value, "")];
+  const pathTo = (name: string) => [...open.slice(1).map((o) => o.name), name].join(".");
+  while (open.length > 0) {
+    const top = open[open.length - 1]!;
+    const { node, keys } = top;
+    if (top.next === (keys ? keys.length : (node as unknown[]).length)) {
+      open.pop();
+      continue;
+    }
+    const index = top.next++;
+    const key = keys ? keys[index]! : undefined;
+    if (key !== undefined && UNSTORABLE.test(key)) return pathTo(key);
+    const inner = key !== undefined ? (node as Record<string, unknown>)[key] : (node as unknown[])[index];
+    if (typeof inner === "string") {
+      if (UNSTORABLE.test(inner)) return pathTo(key ?? String(index));
+    } else if (inner !== null && typeof inner === "object") open.push(opened(inner, key ?? String(index)));
   }
   return undefined;
+}
+
+function opened(node: object, name: string): Open {
+  return Array.isArray(node) ? { node, keys: null, next: 0, name } : { node: node as Record<string, unknown>, keys: Object.keys(node), next: 0, name };
 }
 
 function valueAt(input: unknown, path: PropertyKey[]): unknown {

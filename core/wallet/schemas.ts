@@ -33,7 +33,11 @@ export function topupQuery(bounds: { minMicros: number; maxMicros: number }) {
 
 export const TopupResult = z
   .object({
-    agent_token: z.string().meta({ description: "Send as 'Authorization: Bearer at_...' on /v1/x402 routes; the same for the same wallet" }),
+    agent_token: z.string().nullable().meta({
+      description:
+        "Send as 'Authorization: Bearer at_...' on /v1/x402 routes. Paid with no credential: a new token, shown once. With an agent_token: that token. " +
+        "With an API key: null (POST /v1/auth/agent-tokens mints one explicitly).",
+    }),
     account_id: z.string(),
     payer: z.string().meta({ description: "The wallet that paid" }),
     credited: Money,

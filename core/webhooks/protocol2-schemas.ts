@@ -47,7 +47,9 @@ export const TaskOpen = Base.extend({
   task_id: z.string().meta({ description: "The turn_id; answer at push_context_url" }),
   text: z.string(),
   input: z.enum(["speech", "dtmf"]),
-  conversation: z.array(Line),
+  conversation: z.array(Line).meta({ description: "The call's newest lines, as call.utterance's conversation" }),
+  conversation_omitted: z.number().int().min(0).meta({ description: "How many earlier lines conversation leaves out; read them at transcript_url" }),
+  transcript_url: z.string().nullable().meta({ description: "The call's whole transcript; null when the service serves no HTTP" }),
   push_context_url: z.string().nullable().meta({ description: "null when the service serves no HTTP (a local stdio MCP install)" }),
   push_token: z.string(),
 }).meta({ id: "CallTaskOpen", description: "The caller finished a turn: answer it through push_context_url." });
@@ -57,7 +59,9 @@ export const TaskAmend = Base.extend({
   task_id: z.string(),
   text: z.string().meta({ description: "What the caller added" }),
   full_text: z.string().meta({ description: "The whole task so far" }),
-  conversation: z.array(Line),
+  conversation: z.array(Line).meta({ description: "The call's newest lines, as call.utterance's conversation" }),
+  conversation_omitted: z.number().int().min(0).meta({ description: "How many earlier lines conversation leaves out; read them at transcript_url" }),
+  transcript_url: z.string().nullable().meta({ description: "The call's whole transcript; null when the service serves no HTTP" }),
   push_context_url: z.string().nullable().meta({ description: "null when the service serves no HTTP (a local stdio MCP install)" }),
   push_token: z.string(),
 }).meta({ id: "CallTaskAmend", description: "With supports_amend: the caller said more before the task was answered." });

@@ -1,5 +1,6 @@
 import { and, desc, eq, ne, or } from "drizzle-orm";
-import { readTranscript, type CallRow } from "../calls/call-records.js";
+import type { CallRow } from "../calls/call-records.js";
+import { readLastLines, type ConversationWindow } from "../calls/conversation-window.js";
 import type { Executor } from "../db/database.js";
 import { calls } from "../db/schema/calls.js";
 import { messages } from "../db/schema/messages.js";
@@ -47,7 +48,7 @@ export async function briefingFor(tx: Executor, call: CallRow) {
         status: c.status,
         answered_at: c.answeredAt?.toISOString() ?? null,
         duration_seconds: c.durationSeconds,
-        last_lines: (await readTranscript(tx, c.callId)).slice(-6),
+        last_lines: await readLastLines(tx, c.callId, 6),
       })),
     ),
     recent_texts: recentTexts.map((m) => ({ text: m.text, received_at: m.createdAt.toISOString() })),
@@ -83,6 +84,8 @@ export function taskOpen(envelope: EventEnvelope): SessionMessage {
       text: payload.text,
       input: payload.input,
       conversation: envelope.conversation,
+      conversation_omitted: envelope.conversation_omitted,
+      transcript_url: envelope.transcript_url,
       push_context_url: envelope.push_context_url,
       push_token: envelope.push_token,
     },
@@ -93,7 +96,7 @@ export function taskOpen(envelope: EventEnvelope): SessionMessage {
 export function taskAmend(
   id: string,
   call: CallRow,
-  task: { turnId: string; text: string; fullText: string; conversation: unknown; pushContextUrl: string | null; pushToken: string },
+  task: { turnId: string; text: string; fullText: string; conversation: ConversationWindow; transcriptUrl: string | null; pushContextUrl: string | null; pushToken: string },
   createdAt: Date,
 ): SessionMessage {
   return {
@@ -103,7 +106,9 @@ export function taskAmend(
       task_id: task.turnId,
       text: task.text,
       full_text: task.fullText,
-      conversation: task.conversation,
+      conversation: task.conversation.lines,
+      conversation_omitted: task.conversation.omitted,
+      transcript_url: task.transcriptUrl,
       push_context_url: task.pushContextUrl,
       push_token: task.pushToken,
     },

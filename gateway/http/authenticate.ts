@@ -1,5 +1,5 @@
 import type { Request } from "express";
-import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
+import { authenticateAgentToken, type Actor } from "../../core/auth/agent-tokens.js";
 import { authenticateApiKey, type ApiKeyPrincipal } from "../../core/auth/api-keys.js";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
@@ -15,19 +15,24 @@ export type Anonymous = { kind: "anonymous" };
 /** A call's push token, not yet checked: only the handler knows which call it must match. */
 export type PushTokenAuth = { kind: "push_token"; token: string };
 
-/** A no-signup account's agent token. */
-export type AgentTokenAuth = { kind: "agent_token"; accountId: string };
-/** An MCP client signed in with OAuth (DESIGN §9a): its account, scopes and perhaps one agent. */
+/** An account's agent token (a no-signup wallet's, or one minted with an API key). */
+export type AgentTokenAuth = { kind: "agent_token"; accountId: string; tokenId: string };
+/** An MCP client signed in with OAuth (DESIGN §9a): its account, scopes, perhaps one agent, and its connection (the credential). */
 export type OAuthAuth = OAuthPrincipal & { kind: "oauth" };
-/** A request that still has to pay (the payment gate resolves it); `accountId` if a credential names the account. */
-export type UnpaidAuth = { kind: "unpaid"; accountId: string | null };
+/** The credential a paying request came with, naming the account to credit. */
+export type PayingCredential = { kind: "api_key"; id: string } | { kind: "agent_token"; id: string; token: string };
+/** A request that still has to pay (the payment gate resolves it); `accountId` and `credential` if a credential names the account. */
+export type UnpaidAuth = { kind: "unpaid"; accountId: string | null; credential?: PayingCredential };
 /**
  * The account of a wallet on the /v1/x402 routes: by agent token, or by a payment for this
  * request (then `settlementId` names it: the payment was credited to the account first).
  */
 export type WalletAuth = { kind: "wallet"; accountId: string; settlementId: string | null };
-/** A settled payment (the top-up): who paid, how much, and the account it was credited to. */
-export type PaymentAuth = { kind: "payment"; accountId: string; settlementId: string; payer: `0x${string}`; amountMicros: number };
+/**
+ * A settled payment (the top-up): who paid, how much, the account it was credited to, and the
+ * credential that named that account (none: the payer's own wallet account).
+ */
+export type PaymentAuth = { kind: "payment"; accountId: string; settlementId: string; payer: `0x${string}`; amountMicros: number; credential: PayingCredential | null };
 
 /** The principal a handler receives under each auth policy. */
 export type PrincipalFor<A extends AuthPolicy> = A extends "none"
@@ -50,6 +55,11 @@ export type PrincipalFor<A extends AuthPolicy> = A extends "none"
 export function bearerToken(authorization: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   return match?.[1];
+}
+
+/** The credential behind a request authenticated by an API key or an agent token. */
+export function actorOf(auth: ApiKeyAuth | AgentTokenAuth): Actor {
+  return auth.kind === "api_key" ? { accountId: auth.accountId, kind: "api_key", id: auth.keyId } : { accountId: auth.accountId, kind: "agent_token", id: auth.tokenId };
 }
 
 /** `WWW-Authenticate` for a 401, per RFC 6750. */
@@ -76,9 +86,13 @@ async function authenticateMcp(core: Core, token: string | undefined): Promise<A
     );
   }
   if (token.startsWith("at_")) {
-    const accountId = await authenticateAgentToken(core, token);
-    if (!accountId) throw new AppError("unauthorized", "The agent_token is not valid. Get one from the top-up route, /v1/billing/topup/x402/pay.", { headers: mcpChallenge(core, "invalid_token") });
-    return { kind: "agent_token", accountId };
+    const principal = await authenticateAgentToken(core, token);
+    if (!principal) {
+      throw new AppError("unauthorized", "The agent_token is invalid or has been revoked. Get one from the top-up route, /v1/billing/topup/x402/pay, or POST /v1/auth/agent-tokens with an API key.", {
+        headers: mcpChallenge(core, "invalid_token"),
+      });
+    }
+    return { kind: "agent_token", accountId: principal.accountId, tokenId: principal.tokenId };
   }
   if (token.startsWith("sk_")) {
     const principal = await authenticateApiKey(core, token);
@@ -104,9 +118,16 @@ export async function authenticate(core: Core, policy: AuthPolicy, req: Request)
   const paying = policy === "agent_token_or_payment" || policy === "payment";
   if (!token && paying) return { kind: "unpaid", accountId: null } satisfies UnpaidAuth;
   if (token?.startsWith("at_") && (paying || policy === "api_key_or_agent_token")) {
-    const accountId = await authenticateAgentToken(core, token);
-    if (!accountId) throw new AppError("unauthorized", "The agent_token is not valid. Get one from the top-up route, /v1/billing/topup/x402/pay.", { headers: challenge("invalid_token") });
-    return policy === "payment" ? ({ kind: "unpaid", accountId } satisfies UnpaidAuth) : ({ kind: "agent_token", accountId } satisfies AgentTokenAuth);
+    const principal = await authenticateAgentToken(core, token);
+    if (!principal) {
+      throw new AppError("unauthorized", "The agent_token is invalid or has been revoked. Get one from the top-up route, /v1/billing/topup/x402/pay, or POST /v1/auth/agent-tokens with an API key.", {
+        headers: challenge("invalid_token"),
+      });
+    }
+    const { accountId, tokenId } = principal;
+    return policy === "payment"
+      ? ({ kind: "unpaid", accountId, credential: { kind: "agent_token", id: tokenId, token } } satisfies UnpaidAuth)
+      : ({ kind: "agent_token", accountId, tokenId } satisfies AgentTokenAuth);
   }
   if (policy === "agent_token_or_payment") {
     throw new AppError("unauthorized", "These routes take an agent_token ('Authorization: Bearer at_...') or a payment (x402 or MPP), not an API key. API keys use the /v1 routes.", { headers: challenge("invalid_token") });
@@ -121,6 +142,6 @@ export async function authenticate(core: Core, policy: AuthPolicy, req: Request)
   if (wrongKind) throw new AppError("unauthorized", wrongKind, { headers: challenge("invalid_token") });
   const principal = await authenticateApiKey(core, token);
   if (!principal) throw new AppError("unauthorized", "The API key is invalid or has been revoked.", { headers: challenge("invalid_token") });
-  if (policy === "payment") return { kind: "unpaid", accountId: principal.accountId } satisfies UnpaidAuth;
+  if (policy === "payment") return { kind: "unpaid", accountId: principal.accountId, credential: { kind: "api_key", id: principal.keyId } } satisfies UnpaidAuth;
   return { kind: "api_key", ...principal } satisfies ApiKeyAuth;
 }

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { findOrCreateWalletAccount } from "../../core/accounts/accounts.js";
-import { issueAgentToken } from "../../core/auth/agent-tokens.js";
+import { mintFirstAgentToken } from "../../core/auth/agent-tokens.js";
 import { balanceOf } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
 import type { Core } from "../../core/context.js";
@@ -10,7 +10,7 @@ import type { PaymentEngine } from "../../payments/engine.js";
 import { creditSettlement } from "../../payments/settlements.js";
 import type { AgentTokenAuth, PaymentAuth, UnpaidAuth, WalletAuth } from "./authenticate.js";
 import { publicBaseUrl } from "./problem.js";
-import { replay } from "./stored-answers.js";
+import { openTokens, replay } from "./stored-answers.js";
 import type { Reply } from "./reply.js";
 
 /** A payment settled and credited for this request: who paid and how much. */
@@ -100,7 +100,7 @@ export async function payForRequest(
   }
   if (collected.kind === "replay") {
     const { responseStatus, responseBody } = collected.settlement;
-    return { reply: replay(responseStatus!, responseBody, { "Idempotent-Replayed": "true" }) };
+    return { reply: replay(responseStatus!, openTokens(core, responseBody), { "Idempotent-Replayed": "true" }) };
   }
   const accountId = await core.db.transaction(async (tx) => {
     const account = auth.accountId ?? (await findOrCreateWalletAccount(tx, collected.payer)).accountId;
@@ -112,7 +112,7 @@ export async function payForRequest(
   if (engine.settings.testMoney) receiptHeaders["x-payment-test-money"] = "true";
   const principal: WalletAuth | PaymentAuth =
     route.auth === "payment"
-      ? { kind: "payment", accountId, settlementId: collected.settlementId, payer: collected.payer, amountMicros: collected.amountMicros }
+      ? { kind: "payment", accountId, settlementId: collected.settlementId, payer: collected.payer, amountMicros: collected.amountMicros, credential: auth.kind === "unpaid" ? (auth.credential ?? null) : null }
       : { kind: "wallet", accountId, settlementId: collected.settlementId };
   return { principal, receiptHeaders, payment: { payer: collected.payer, amountMicros: collected.amountMicros } };
 }
@@ -120,12 +120,24 @@ export async function payForRequest(
 /**
  * A paid request that was then refused (a 404, a 409, a 402 for a balance the price did not
  * cover): the payment was credited to the account before the handler ran, and stays there. The
- * refusal says so, with the balance now and the agent_token that spends it, so a wallet knows
- * where its money went. The receipt headers are set on the refusal as on a success.
+ * refusal says so, with the balance now and how to spend it, so a wallet knows where its money
+ * went. A wallet paying with no credential whose account has no live agent token gets one here
+ * (the payment proves the wallet), once: a refusal never mints a token per refusal. The receipt
+ * headers are set on the refusal as on a success.
  */
-export async function withPaymentNote(core: Core, error: AppError, accountId: string, payment: PaymentMade, receiptHeaders: Record<string, string>, testMoney: boolean): Promise<AppError> {
-  const balance = await balanceOf(core.db, accountId);
-  const agentToken = await issueAgentToken(core, core.db, accountId);
+export async function withPaymentNote(
+  core: Core,
+  error: AppError,
+  target: { accountId: string; walletOwnAccount: boolean },
+  payment: PaymentMade,
+  receiptHeaders: Record<string, string>,
+  testMoney: boolean,
+): Promise<AppError> {
+  const balance = await balanceOf(core.db, target.accountId);
+  const agentToken = target.walletOwnAccount ? await core.db.transaction((tx) => mintFirstAgentToken(tx, target.accountId, payment.payer)) : null;
+  const spend = agentToken
+    ? "spend it with the agent_token on the /v1/x402 routes."
+    : "spend it with the account's agent_token on the /v1/x402 routes (a top-up paid from this wallet with no credential mints a new one; GET /v1/auth/agent-tokens lists them).";
   const note = {
     credited: formatMicros(payment.amountMicros),
     balance: formatMicros(balance),
@@ -133,7 +145,7 @@ export async function withPaymentNote(core: Core, error: AppError, accountId: st
     payer: payment.payer,
     agent_token: agentToken,
     test_money: testMoney,
-    detail: `Your payment of ${formatMicros(payment.amountMicros)} USD was credited to this wallet's balance before the request was refused, and stays there: spend it with the agent_token on the /v1/x402 routes.`,
+    detail: `Your payment of ${formatMicros(payment.amountMicros)} USD was credited to this wallet's balance before the request was refused, and stays there: ${spend}`,
   };
   return new AppError(error.code, error.detail, { errors: error.errors, headers: { ...receiptHeaders, ...error.headers }, extra: { ...error.extra, payment: note }, cause: error.cause });
 }

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
-import { AppError, ERROR_CODES, unavailableDependency, type ErrorCode } from "../../core/errors.js";
+import { AppError, ERROR_CODES, quoted, unavailableDependency, type ErrorCode } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Operation } from "../../discovery/operation.js";
 
@@ -101,10 +101,10 @@ export function routeNotFound(routes: Operation[]): RequestHandler {
       if (allowed.includes("GET")) allowed.push("HEAD");
       // OPTIONS names what the path takes, as express's routers answered it.
       if (req.method === "OPTIONS") return void res.set("Allow", allowed.join(", ")).type("text/plain").send(allowed.join(", "));
-      next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; it takes ${allowed.join(", ")}.`, { headers: { Allow: allowed.join(", ") } }));
+      next(new AppError("method_not_allowed", `${req.method} is not allowed on ${quoted(req.path)}; it takes ${allowed.join(", ")}.`, { headers: { Allow: allowed.join(", ") } }));
       return;
     }
-    next(new AppError("not_found", `No route for ${req.method} ${req.path}. See /openapi.json for every route.`));
+    next(new AppError("not_found", `No route for ${req.method} ${quoted(req.path)}. See /openapi.json for every route.`));
   };
 }
 

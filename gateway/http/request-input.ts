@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import type { z } from "zod";
-import { AppError, type FieldError, type FieldLocation } from "../../core/errors.js";
-import { parseFields, UNSTORABLE_MESSAGE, unstorableString } from "../../core/schemas/validation.js";
+import { AppError, quoted, type FieldError, type FieldLocation } from "../../core/errors.js";
+import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../../core/schemas/validation.js";
 import type { Operation } from "../../discovery/operation.js";
 
 /** A request's validated parts. */
@@ -35,13 +35,13 @@ function tag(errors: FieldError[], from: number, where: FieldLocation): void {
 export function validateRequest(op: Operation, req: Request): RequestInput {
   const errors: FieldError[] = [];
   // No resource has such an id, so a path parameter like that is simply not found.
-  if (unstorableString(req.params) !== undefined) throw new AppError("not_found", `No resource at ${req.path}.`);
+  if (unstorableString(req.params) !== undefined) throw new AppError("not_found", `No resource at ${quoted(req.path)}.`);
   for (const [where, schema, value] of [["query", op.query, req.query], ["body", op.body, req.body]] as const) {
     const checked = where === "query" || (schema && !op.protocolBody);
     const bad = checked ? unstorableString(value) : undefined;
     if (bad !== undefined) errors.push({ field: bad || where, in: where, message: UNSTORABLE_MESSAGE });
   }
-  if (errors.length > 0) throw new AppError("validation_error", `The request has text that cannot be stored: ${errors.map((e) => e.field).join(", ")}.`, { errors });
+  if (errors.length > 0) throw validationFailed("The request has text that cannot be stored", errors);
 
   const params = parsePart(op.params, req.params, errors, "path");
   let query: unknown;
@@ -57,7 +57,7 @@ export function validateRequest(op: Operation, req: Request): RequestInput {
     }
   }
   if (errors.length > 0) {
-    throw new AppError("validation_error", `The request has ${errors.length} invalid field${errors.length === 1 ? "" : "s"}: ${errors.map((e) => e.field).join(", ")}.`, { errors });
+    throw validationFailed(`The request has ${errors.length} invalid field${errors.length === 1 ? "" : "s"}`, errors);
   }
   return { params, query, body };
 }

@@ -3,7 +3,7 @@ import { match, type MatchFunction } from "path-to-regexp";
 import type { z } from "zod";
 import type { Core } from "../../core/context.js";
 import { createHash } from "node:crypto";
-import { AppError } from "../../core/errors.js";
+import { AppError, quoted } from "../../core/errors.js";
 import type { AuthPolicy, Operation } from "../../discovery/operation.js";
 import { storeAnswer } from "../../payments/settlements.js";
 import type { PaymentEngine } from "../../payments/engine.js";
@@ -14,7 +14,7 @@ import { idempotencyKeyOf, runIdempotent } from "./idempotency.js";
 import { payForRequest, withPaymentNote, type PaymentMade } from "./payment-gate.js";
 import { Reply } from "./reply.js";
 import { locateFieldErrors, validateRequest } from "./request-input.js";
-import { storable } from "./stored-answers.js";
+import { sealTokens, storable } from "./stored-answers.js";
 
 type Infer<T, Fallback> = T extends z.ZodType ? z.infer<T> : Fallback;
 
@@ -139,7 +139,7 @@ function decodeParam(value: string): string {
   try {
     return decodeURIComponent(value);
   } catch {
-    throw new AppError("bad_request", `The path segment '${value}' is not valid percent-encoding.`);
+    throw new AppError("bad_request", `The path segment '${quoted(value)}' is not valid percent-encoding.`);
   }
 }
 
@@ -180,15 +180,19 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
       const result = await route.handler({ params, query, body, auth: principal, core, req, res } as never);
       const reply = result instanceof Reply ? result : new Reply(route.response.status, result);
       // What a payment bought is remembered, so a retry with the same payment gets it again.
-      if (settlementId) await storeAnswer(core, settlementId, reply.status, reply.body);
+      if (settlementId) await storeAnswer(core, settlementId, reply.status, sealTokens(core, reply.body));
       return reply;
     } catch (thrown) {
       if (!(thrown instanceof AppError)) throw thrown;
       let error = locateFieldErrors(route, thrown);
-      if (payment && engine) error = await withPaymentNote(core, error, (principal as { accountId: string }).accountId, payment, receiptHeaders, engine.settings.testMoney);
+      if (payment && engine) {
+        // Paid with no credential: the payer's own wallet account.
+        const walletOwnAccount = (auth as { kind: string }).kind === "unpaid" && !(auth as UnpaidAuth).credential;
+        error = await withPaymentNote(core, error, { accountId: (principal as { accountId: string }).accountId, walletOwnAccount }, payment, receiptHeaders, engine.settings.testMoney);
+      }
       if (settlementId && error.status < 500) {
         const { status, body: stored } = storable(error);
-        await storeAnswer(core, settlementId, status, stored);
+        await storeAnswer(core, settlementId, status, sealTokens(core, stored));
       }
       throw error;
     }

@@ -1,5 +1,6 @@
 import type { Adapter, AdapterPayload } from "oidc-provider";
-import { announceRevoked, endConnection } from "../../core/oauth/connections.js";
+import { endConnection } from "../../core/oauth/connections.js";
+import { oauthTokenCache } from "../../core/oauth/token-cache.js";
 import {
   consumeOAuthRecord,
   deleteOAuthRecord,
@@ -50,11 +51,13 @@ export class RecordAdapter implements Adapter {
       return;
     }
     await deleteOAuthRecord(this.core, this.kind, id);
-    if (this.kind === "AccessToken") await announceRevoked(this.core, { tokenHash: hashToken(id) });
+    // This process at once; every process hears of it when the grant ends, which always follows
+    // (revokeGrantPolicy: a revoked token ends its connection).
+    if (this.kind === "AccessToken") oauthTokenCache(this.core).forgetToken(hashToken(id));
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
     await deleteOAuthRecordsOfGrant(this.core, this.kind, grantId);
-    if (this.kind === "AccessToken") await announceRevoked(this.core, { connectionId: grantId });
+    if (this.kind === "AccessToken") oauthTokenCache(this.core).forgetConnection(grantId);
   }
 }

@@ -153,7 +153,7 @@ class Steps {
     if (!/^\d{6}$/.test(code)) return this.codeForm(400, email, { error: "The code is the 6 digits from the e-mail." });
     let accountId: string;
     try {
-      ({ accountId } = await signInWithOtp(this.core, { email, otp: code }));
+      ({ accountId } = await signInWithOtp(this.core, { email, otp: code, ip: this.req.ip ?? "unknown" }));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       const message = error.code === "invalid_otp" ? "That code is wrong or has expired. Check the newest e-mail, or use another address to get a new code." : error.message;

@@ -1,23 +1,29 @@
 import { z } from "zod";
+import { listAgentTokens, mintAgentToken, revokeAgentToken, rotateAgentToken } from "../../core/auth/agent-tokens.js";
 import { listApiKeys, mintApiKey, revokeApiKey } from "../../core/auth/api-keys.js";
 import { AGENTID_CALLBACK_PATH, AGENTID_LIMITS, completeAgentIdCallback, pollAgentIdSignIn, startAgentIdSignIn } from "../../core/auth/agentid/sessions.js";
-import { requestOtp, verifyOtp } from "../../core/auth/otp.js";
+import { OTP_LIMITS, requestOtp, verifyOtp } from "../../core/auth/otp.js";
 import {
   AgentIdCallbackQuery,
   AgentIdPollBody,
   AgentIdSession,
   AgentIdStartBody,
+  AgentToken,
   ApiKey,
+  MintAgentTokenBody,
+  MintedAgentToken,
   MintedKey,
   MintKeyBody,
   OtpRequestBody,
   OtpRequestResult,
+  RevokedAgentToken,
   RevokedKey,
   VerifyBody,
   VerifyResult,
 } from "../../core/auth/schemas.js";
 import { AppError } from "../../core/errors.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
+import { actorOf } from "../http/authenticate.js";
 import { NOTICE_PAGE_HEADERS, noticePage } from "../http/notice-page.js";
 import { defineRoute, Reply } from "../http/route.js";
 
@@ -44,13 +50,13 @@ export const authRoutes = [
     method: "post",
     path: "/v1/auth/verify",
     summary: "Exchange a sign-in code for an API key",
-    description: "Creates the account on first sign-in. The `api_key` is shown once. Limit: 5 attempts per address per 10 minutes.",
+    description: `Creates the account on first sign-in. The \`api_key\` is shown once. Limits: ${OTP_LIMITS.verifyPerEmail} attempts per address and ${OTP_LIMITS.verifyPerIp} per IP address per 10 minutes.`,
     tags,
     auth: "none",
     body: VerifyBody,
     response: { status: 200, description: "Signed in", schema: VerifyResult },
     errors: [400, 429],
-    handler: ({ core, body }) => verifyOtp(core, body),
+    handler: ({ core, body, req }) => verifyOtp(core, { ...body, ip: req.ip ?? "unknown" }),
   }),
   defineRoute({
     operationId: "startAgentIdSignIn",
@@ -150,5 +156,69 @@ export const authRoutes = [
     response: { status: 200, description: "The key is revoked", schema: RevokedKey },
     errors: [409],
     handler: ({ core, auth, params }) => revokeApiKey(core, auth, params.key_id),
+  }),
+  defineRoute({
+    operationId: "listAgentTokens",
+    method: "get",
+    path: "/v1/auth/agent-tokens",
+    summary: "List agent tokens",
+    description:
+      "The account's live agent tokens (`at_...`, the no-signup credential of the /v1/x402 routes, the sandbox and /mcp), newest first, with who minted each: " +
+      "a wallet's top-up, an API key, or another agent token. Tokens themselves are never shown again; `prefix` and `last_four` identify them. " +
+      "Takes an API key or an agent token of the account.",
+    tags,
+    auth: "api_key_or_agent_token",
+    query: Pagination,
+    response: { status: 200, description: "A page of agent tokens", schema: listOf(AgentToken).meta({ id: "AgentTokenList" }) },
+    handler: ({ core, auth, query }) => listAgentTokens(core, actorOf(auth), query),
+  }),
+  defineRoute({
+    operationId: "mintAgentToken",
+    method: "post",
+    path: "/v1/auth/agent-tokens",
+    summary: "Mint an agent token",
+    description:
+      "Mints an agent token for the account, minted by the credential of the request (an API key or an agent token). The response carries the token in `agent_token`, shown once. " +
+      "The only way an API key gets one: a top-up paid with an API key returns none.",
+    tags,
+    auth: "api_key_or_agent_token",
+    idempotencyRefused: "its answer carries the new token, shown once, which the service keeps only as a hash",
+    body: MintAgentTokenBody,
+    bodyRequired: false,
+    response: { status: 201, description: "The new token", schema: MintedAgentToken },
+    handler: ({ core, auth, body }) => {
+      const actor = actorOf(auth);
+      return mintAgentToken(core.db, actor.accountId, { kind: actor.kind, id: actor.id }, body.name);
+    },
+  }),
+  defineRoute({
+    operationId: "revokeAgentToken",
+    method: "delete",
+    path: "/v1/auth/agent-tokens/{token_id}",
+    summary: "Revoke an agent token",
+    description:
+      "Takes effect at once, on every process: requests with it answer 401, and the sockets (softphone) and waits (/mcp wait_for_event) it opened end within a second " +
+      "(sockets close with code 4401). The agent token authenticating the request cannot revoke itself (409 `cannot_revoke_current_key`): rotate it instead.",
+    tags,
+    auth: "api_key_or_agent_token",
+    params: z.object({ token_id: z.string() }),
+    response: { status: 200, description: "The token is revoked", schema: RevokedAgentToken },
+    errors: [409],
+    handler: ({ core, auth, params }) => revokeAgentToken(core, actorOf(auth), params.token_id),
+  }),
+  defineRoute({
+    operationId: "rotateAgentToken",
+    method: "post",
+    path: "/v1/auth/agent-tokens/{token_id}/rotate",
+    summary: "Rotate an agent token",
+    description:
+      "Mints a new token (same name, minted by the credential of the request) and revokes the old one, in one step: the new one is in `agent_token`, shown once. " +
+      "An agent token may rotate itself; what the old one opened ends as on a revoke.",
+    tags,
+    auth: "api_key_or_agent_token",
+    idempotencyRefused: "its answer carries the new token, shown once, which the service keeps only as a hash",
+    params: z.object({ token_id: z.string() }),
+    response: { status: 201, description: "The new token; the old one is revoked", schema: MintedAgentToken },
+    handler: ({ core, auth, params }) => rotateAgentToken(core, actorOf(auth), params.token_id),
   }),
 ];

@@ -50,6 +50,6 @@ export const eventRoutes = [
     body: RelayTicketBody,
     response: { status: 201, description: "The ticket and the relay URL it opens", schema: RelayTicket },
     errors: [404],
-    handler: ({ core, auth, body, req }) => issueRelayTicket(core, auth.accountId, body, publicBaseUrl(req)),
+    handler: ({ core, auth, body, req }) => issueRelayTicket(core, { accountId: auth.accountId, credentialId: auth.keyId }, body, publicBaseUrl(req)),
   }),
 ];

@@ -4,7 +4,7 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { missingScope, steppedUpScope } from "../../mcp/scopes.js";
 import { serveMcpRequest } from "../../mcp/http.js";
-import type { OAuthAuth } from "../http/authenticate.js";
+import { actorOf, type OAuthAuth } from "../http/authenticate.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 import { defineRoute } from "../http/route.js";
@@ -94,7 +94,9 @@ export const mcpRoutes = [
       checkOrigin(req);
       checkHeaders(req);
       if (auth.kind === "oauth") checkScope(core, auth, body);
-      await serveMcpRequest(core, { accountId: auth.accountId, agentId: auth.kind === "oauth" ? auth.agentId : null }, req, res, body);
+      // The credential whose revoke ends what the request holds open (a wait_for_event): an OAuth client's is its connection.
+      const credentialId = auth.kind === "oauth" ? auth.connectionId : actorOf(auth).id;
+      await serveMcpRequest(core, { accountId: auth.accountId, credentialId, agentId: auth.kind === "oauth" ? auth.agentId : null }, req, res, body);
     },
   }),
 ];

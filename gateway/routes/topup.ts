@@ -1,4 +1,4 @@
-import { issueAgentToken } from "../../core/auth/agent-tokens.js";
+import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { balanceOf } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
 import type { Config } from "../../core/config.js";
@@ -25,7 +25,9 @@ export function topupRoutes(payments: Pick<Config["payments"], "topupMinMicros" 
       summary: "Top up the balance with x402 or MPP",
       description:
         "Answers 402 with both challenges for `amount`; paid, it credits the wallet's account (created by its first payment) or, with an API key " +
-        "(MPP: send the credential in Payment-Authorization then) or an agent_token, that account, and returns the `agent_token`. " +
+        "(MPP: send the credential in Payment-Authorization then) or an agent_token, that account. `agent_token`: paid with no credential, a new " +
+        "token for the wallet's account (each such top-up mints one; earlier ones stay live, listed by GET /v1/auth/agent-tokens); with an " +
+        "agent_token, that same token; with an API key, null (mint one explicitly with POST /v1/auth/agent-tokens). " +
         "Retrying with the same payment returns the same answer and credits once.",
       tags,
       auth: "payment",
@@ -34,7 +36,13 @@ export function topupRoutes(payments: Pick<Config["payments"], "topupMinMicros" 
       price: topupPrice,
       response: { status: 200, description: "Credited", schema: TopupResult },
       handler: async ({ core, auth }) => {
-        const agentToken = await issueAgentToken(core, core.db, auth.accountId);
+        const { credential } = auth;
+        // The payment proves the wallet: it mints a token. A credential already reaches the account.
+        const agentToken = !credential
+          ? (await mintAgentToken(core.db, auth.accountId, { kind: "wallet", id: auth.payer })).agent_token
+          : credential.kind === "agent_token"
+            ? credential.token
+            : null;
         return {
           agent_token: agentToken,
           account_id: auth.accountId,

@@ -1,5 +1,5 @@
-import { WebSocketServer } from "ws";
 import type { Core } from "../../core/context.js";
+import { SocketAcceptor } from "./accept.js";
 import type { UpgradeRoute } from "./upgrades.js";
 
 /**
@@ -9,12 +9,12 @@ import type { UpgradeRoute } from "./upgrades.js";
  */
 export function carrierSocketRoutes(core: Core): UpgradeRoute[] {
   return (core.carrier.endpoints?.sockets ?? []).map((endpoint) => {
-    const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 });
+    const acceptor = new SocketAcceptor("carrier", 256 * 1024, core.logger);
     return {
       pattern: endpoint.pattern,
       async handle(req, socket, head) {
         const session = await endpoint.accept({ url: req.url ?? "/", headers: req.headers });
-        wss.handleUpgrade(req, socket, head, (ws) => {
+        acceptor.accept(req, socket, head, (ws) => {
           session.opened({
             send: (data) => {
               if (ws.readyState === ws.OPEN) ws.send(data);
@@ -26,8 +26,7 @@ export function carrierSocketRoutes(core: Core): UpgradeRoute[] {
         });
       },
       close() {
-        for (const client of wss.clients) client.close(1001, "server shutting down");
-        wss.close();
+        acceptor.closeAll();
       },
     };
   });

@@ -1,22 +1,28 @@
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import type { Core } from "../../core/context.js";
 import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
 import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
 import type { EventEnvelope } from "../../core/events/schemas.js";
+import { SocketAcceptor } from "./accept.js";
+import type { AccountSockets } from "./account-sockets.js";
+import { readClientFrame } from "./client-frames.js";
+import { closeOnRevoke } from "./close-on-revoke.js";
 import { relayUpgradeAccount } from "./relay-auth.js";
 import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** Close code for a socket that a newer socket of the same agent replaced. */
 export const REPLACED = 4000;
+/** Close code for a socket whose API key (or the key that minted its ticket) was revoked: 4401, in close-on-revoke.ts. */
+export { CREDENTIAL_REVOKED } from "./close-on-revoke.js";
 
 /**
  * The relay, `/v1/events/ws?agent_id=&runtime=`: an agent's events, live and durable until
  * acknowledged. Opened with an API key header or a single-use `ticket` (relay-auth.ts). Server frames: `{type:"ready",agent_id,runtime,protocol}` then
  * `{type:"event",event}`; client frames: `{type:"ack",event_id}` or `{type:"ack",event_ids:[...]}`.
  */
-export function relayRoute(core: Core): UpgradeRoute {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 });
+export function relayRoute(core: Core, accountSockets: AccountSockets): UpgradeRoute {
+  const acceptor = new SocketAcceptor("relay", 256 * 1024, core.logger);
   const sockets = new SocketsByKey<RelaySocket>();
   const unsubscribe = [
     core.bus.subscribe(EVENTS_CREATED_CHANNEL, (m) => sockets.each(m.agent_id, (s) => s.offer(m))),
@@ -38,18 +44,22 @@ export function relayRoute(core: Core): UpgradeRoute {
       const query = new URL(req.url ?? "/", "http://localhost").searchParams;
       // A ticket is spent as it is read: a URL that could not open a relay is refused before that.
       if (query.has("ticket")) relayTarget(query);
-      const accountId = await relayUpgradeAccount(core, req);
+      const { accountId, credentialId } = await relayUpgradeAccount(core, req);
       const { agentId, runtime } = relayTarget(query);
+      // The agent's socket here, if it has one, is replaced as this one opens: its place passes on.
+      let replacing = 0;
+      sockets.each(agentId, (s) => (replacing += s.replaced ? 0 : 1));
+      const release = accountSockets.hold(accountId, socket, replacing);
       const sessionId = await openRelaySession(core, accountId, agentId, runtime);
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        const relay = new RelaySocket(core, ws, agentId, runtime, sessionId);
+      acceptor.accept(req, socket, head, (ws) => {
+        closeOnRevoke(core, ws, credentialId);
+        const relay = new RelaySocket(core, ws, agentId, runtime, sessionId, release);
         relay.start(track(relay));
       });
     },
     close() {
       unsubscribe.forEach((off) => off());
-      for (const client of wss.clients) client.close(1001, "server shutting down");
-      wss.close();
+      acceptor.closeAll();
     },
   };
 }
@@ -74,6 +84,8 @@ class RelaySocket {
   private pumping = false;
   private pumpAgain = false;
   private alive = true;
+  /** Whether a newer socket of the agent took over (this one is closing). */
+  replaced = false;
   private readonly cleanup: Array<() => void> = [];
 
   constructor(
@@ -82,6 +94,8 @@ class RelaySocket {
     readonly agentId: string,
     private readonly runtime: string,
     private readonly sessionId: string,
+    /** Gives back this socket's place among the account's sockets. */
+    private readonly releasePlace: () => void,
   ) {}
 
   start(untrack: () => void): void {
@@ -110,7 +124,11 @@ class RelaySocket {
 
   /** A newer socket for the agent opened (in this process or another): this one gives way. */
   replacedBy(sessionId: string): void {
-    if (sessionId !== this.sessionId) this.ws.close(REPLACED, "replaced by a newer connection");
+    if (sessionId === this.sessionId) return;
+    // Its close handshake may take a while; the account's place is the newer socket's now.
+    this.replaced = true;
+    this.releasePlace();
+    this.ws.close(REPLACED, "replaced by a newer connection");
   }
 
   private send(frame: Record<string, unknown>): void {
@@ -205,13 +223,10 @@ class RelaySocket {
   }
 
   private onFrame(data: string): void {
-    let frame: { type?: unknown; event_id?: unknown; event_ids?: unknown };
-    try {
-      frame = JSON.parse(data);
-    } catch {
-      return this.send({ type: "error", code: "validation_error", message: "frames must be JSON" });
-    }
-    if (frame?.type !== "ack") return this.send({ type: "error", code: "validation_error", message: 'the only client frame is {"type":"ack","event_id"} (or event_ids)' });
+    const read = readClientFrame(data);
+    if ("error" in read) return this.send(read.error);
+    const frame = read.frame;
+    if (frame.type !== "ack") return this.send({ type: "error", code: "validation_error", message: 'the only client frame is {"type":"ack","event_id"} (or event_ids)' });
     const ids = Array.isArray(frame.event_ids) ? frame.event_ids : [frame.event_id];
     if (ids.length === 0 || ids.length > 1000 || !ids.every((id) => typeof id === "string" && id.length <= 64)) {
       return this.send({ type: "error", code: "validation_error", message: "ack needs event_id, or event_ids (1 to 1000 ids)" });

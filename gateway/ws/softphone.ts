@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { authenticateApiKey } from "../../core/auth/api-keys.js";
 import { loadCall } from "../../core/calls/call-records.js";
@@ -10,20 +10,18 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { farParty } from "../../core/sandbox/far-party.js";
 import { bearerToken } from "../http/authenticate.js";
+import { SocketAcceptor } from "./accept.js";
+import type { AccountSockets } from "./account-sockets.js";
+import { readClientFrame } from "./client-frames.js";
+import { closeOnRevoke } from "./close-on-revoke.js";
 import { SocketsByKey } from "./sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** What a softphone client may send. */
 type ClientFrame = { type: "say"; text: string } | { type: "dtmf"; digits: string } | { type: "interrupt" } | { type: "hangup" };
 
-function parseFrame(data: string): ClientFrame | string {
-  let frame: Record<string, unknown>;
-  try {
-    frame = JSON.parse(data);
-  } catch {
-    return "frames must be JSON";
-  }
-  switch (frame?.type) {
+function parseFrame(frame: Record<string, unknown>): ClientFrame | string {
+  switch (frame.type) {
     case "say":
       return typeof frame.text === "string" && frame.text.trim() !== "" && frame.text.length <= MAX_SPOKEN_TEXT
         ? { type: "say", text: frame.text.trim() }
@@ -38,26 +36,45 @@ function parseFrame(data: string): ClientFrame | string {
   }
 }
 
+/** Who opens a socket: the account, and the credential (key_id or token_id) that stays watched while it is open. */
+export interface UpgradePrincipal {
+  accountId: string;
+  credentialId: string;
+}
+
 /** The account of an upgrade request's bearer API key (or, where allowed, agent token), or a 401 refusal. */
-export async function upgradeAccount(core: Core, req: IncomingMessage, options: { agentToken?: boolean } = {}): Promise<string> {
+export async function upgradeAccount(core: Core, req: IncomingMessage, options: { agentToken?: boolean } = {}): Promise<UpgradePrincipal> {
   const token = bearerToken(req.headers.authorization);
-  const accountId = !token ? null : token.startsWith("at_") && options.agentToken ? await authenticateAgentToken(core, token) : ((await authenticateApiKey(core, token))?.accountId ?? null);
-  if (!accountId) {
-    throw new UpgradeRefusal("unauthorized", token ? "The API key is invalid or has been revoked." : "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request.", {
+  const agentToken = token?.startsWith("at_") && options.agentToken;
+  const principal = !token ? null : agentToken ? await upgradeAgentToken(core, token) : await upgradeApiKey(core, token);
+  if (!principal) {
+    const why = !token ? "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request." : `The ${agentToken ? "agent_token" : "API key"} is invalid or has been revoked.`;
+    throw new UpgradeRefusal("unauthorized", why, {
       "WWW-Authenticate": 'Bearer realm="agentline"',
     });
   }
-  return accountId;
+  return principal;
+}
+
+async function upgradeApiKey(core: Core, token: string): Promise<UpgradePrincipal | null> {
+  const principal = await authenticateApiKey(core, token);
+  return principal && { accountId: principal.accountId, credentialId: principal.keyId };
+}
+
+async function upgradeAgentToken(core: Core, token: string): Promise<UpgradePrincipal | null> {
+  const principal = await authenticateAgentToken(core, token);
+  return principal && { accountId: principal.accountId, credentialId: principal.tokenId };
 }
 
 /**
  * The sandbox softphone, `/v1/sandbox/calls/{call_id}/ws`: the far party of one of your calls,
  * live. The server sends `{type:"status",status}` now and on every change, and
  * `{type:"speech",text,final,turn_id}` for every line the agent speaks; the client sends `say`,
- * `dtmf`, `interrupt` and `hangup`. The socket closes (1000) when the call ends.
+ * `dtmf`, `interrupt` and `hangup`. The socket closes (1000) when the call ends, and (4401) when
+ * the credential that opened it is revoked.
  */
-export function softphoneRoute(core: Core): UpgradeRoute {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+export function softphoneRoute(core: Core, accountSockets: AccountSockets): UpgradeRoute {
+  const acceptor = new SocketAcceptor("softphone", 64 * 1024, core.logger);
   const phones = new SocketsByKey<Softphone>();
   const unsubscribe = [
     core.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => phones.each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id }))),
@@ -67,17 +84,20 @@ export function softphoneRoute(core: Core): UpgradeRoute {
   return {
     pattern: /^\/v1\/sandbox\/calls\/([^/]+)\/ws$/,
     async handle(req, socket, head, match) {
-      const accountId = await upgradeAccount(core, req, { agentToken: true });
+      const { accountId, credentialId } = await upgradeAccount(core, req, { agentToken: true });
+      accountSockets.hold(accountId, socket);
       const callId = decodeURIComponent(match[1]!);
       const call = await loadCall(core.db, accountId, callId).catch(() => {
         throw new UpgradeRefusal("not_found", `No call with id ${JSON.stringify(callId)} exists on this account.`);
       });
-      wss.handleUpgrade(req, socket, head, (ws) => new Softphone(core, ws, callId).start(call.status, track));
+      acceptor.accept(req, socket, head, (ws) => {
+        closeOnRevoke(core, ws, credentialId);
+        new Softphone(core, ws, callId).start(call.status, track);
+      });
     },
     close() {
       unsubscribe.forEach((off) => off());
-      for (const client of wss.clients) client.close(1001, "server shutting down");
-      wss.close();
+      acceptor.closeAll();
     },
   };
 }
@@ -111,7 +131,9 @@ class Softphone {
 
   private onFrame(data: string): void {
     const { core, callId } = this;
-    const frame = parseFrame(data);
+    const read = readClientFrame(data);
+    if ("error" in read) return this.send(read.error);
+    const frame = parseFrame(read.frame);
     if (typeof frame === "string") return this.send({ type: "error", code: "validation_error", message: frame });
     // The call was checked to be the account's at the upgrade: frames act on it directly.
     const act = async () => {

@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { AppError } from "../../core/errors.js";
+import { parseClientJson } from "../../core/schemas/json-limits.js";
 import { peekEvents } from "../../core/events/events.js";
 import { deliveryTarget } from "../../core/events/routing.js";
 import { EventBatch, EventEnvelope, EVENT_TYPES, PeekEventsQuery, WaitForEventsInput } from "../../core/events/schemas.js";
 import { waitForEvents } from "../../core/events/wait.js";
 import { loadCall } from "../../core/calls/call-records.js";
 import type { Core } from "../../core/context.js";
+import { revokedCredential } from "../errors.js";
 import { defineTool } from "../tool.js";
 
 /** What a cursor remembers: the filters of the wait that returned it. */
@@ -20,7 +22,7 @@ const encodeCursor = (filters: CursorFilters) => Buffer.from(JSON.stringify(filt
 
 function decodeCursor(cursor: string): CursorFilters {
   try {
-    return CursorFilters.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
+    return CursorFilters.parse(parseClientJson(Buffer.from(cursor, "base64url").toString("utf8")));
   } catch {
     throw new AppError("validation_error", "The cursor is not one wait_for_event returned.", { errors: [{ field: "cursor", message: "is not a cursor from wait_for_event" }] });
   }
@@ -54,7 +56,7 @@ export const eventTools = [
       hint: z.string().optional().meta({ description: "Why nothing can arrive here, when that is the case" }),
     }),
     hints: {},
-    run: async ({ core, accountId, signal }, { cursor, timeout_seconds, limit, ...given }) => {
+    run: async ({ core, accountId, signal, revoked }, { cursor, timeout_seconds, limit, ...given }) => {
       const remembered = cursor ? decodeCursor(cursor) : {};
       const filters: CursorFilters = {
         agent_id: given.agent_id ?? remembered.agent_id,
@@ -67,6 +69,8 @@ export const eventTools = [
         { agentId: filters.agent_id, callId: filters.call_id, eventTypes: filters.event_types },
         { limit, timeoutMs: timeout_seconds * 1000, signal },
       );
+      // Ended by a revoke with nothing taken: the answer says so (events a claim already took are returned, not lost).
+      if (batch.timed_out && revoked.aborted) throw revokedCredential();
       const hint = !batch.timed_out
         ? undefined
         : core.stopping.aborted

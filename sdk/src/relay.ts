@@ -49,6 +49,8 @@ export interface RelayConnection {
 
 /** Close code of a socket that a newer one for the same agent replaced: reconnecting would fight it. */
 const REPLACED = 4000;
+/** Close code of a socket whose key (or the key that minted its ticket) was revoked: reconnecting would be refused. */
+const CREDENTIAL_REVOKED = 4401;
 const OPEN = 1;
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -181,6 +183,7 @@ export function relay(agentId: string, handlers: RelayHandlers, options: RelayOp
       try {
         const { code, wasReady } = await connectOnce(Socket);
         if (code === REPLACED) throw new RelayGaveUp("a newer relay connection for this agent replaced this one (close code 4000)");
+        if (code === CREDENTIAL_REVOKED) throw new RelayGaveUp("the API key this relay connection was opened with was revoked (close code 4401)");
         attempt = wasReady ? 0 : attempt + 1;
       } catch (error) {
         // A key that no longer works or an agent that is gone will not get better by retrying.

@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { authenticateApiKey, listApiKeys, mintApiKey, revokeApiKey } from "../../core/auth/api-keys.js";
-import { API_KEY_REVOKED_CHANNEL, keyCache } from "../../core/auth/key-cache.js";
+import { keyCache } from "../../core/auth/key-cache.js";
+import { CREDENTIAL_REVOKED_CHANNEL } from "../../core/auth/revocation.js";
 import { hashToken } from "../../core/auth/tokens.js";
 import type { AppError } from "../../core/errors.js";
 import { apiKeys } from "../../core/db/schema/api-keys.js";
@@ -78,10 +79,10 @@ describe("revoking", () => {
     const account = await createAccount(service.core);
     const spare = await mintApiKey(service.core.db, account.accountId, "spare");
     const heard: Record<string, unknown>[] = [];
-    const unsubscribe = service.core.bus.subscribe(API_KEY_REVOKED_CHANNEL, (message) => void heard.push(message));
+    const unsubscribe = service.core.bus.subscribe(CREDENTIAL_REVOKED_CHANNEL, (message) => void heard.push(message));
     try {
       await revokeApiKey(service.core, principalOf(account), spare.key_id);
-      await expect.poll(() => heard).toContainEqual({ key_id: spare.key_id });
+      await expect.poll(() => heard).toContainEqual({ credential_id: spare.key_id });
     } finally {
       unsubscribe();
     }

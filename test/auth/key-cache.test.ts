@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { API_KEY_REVOKED_CHANNEL, KeyCache, keyCache } from "../../core/auth/key-cache.js";
+import { KeyCache, keyCache } from "../../core/auth/key-cache.js";
+import { CREDENTIAL_REVOKED_CHANNEL } from "../../core/auth/revocation.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The cache's limits (private constants of core/auth/key-cache.ts).
@@ -12,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => service?.stop());
 
-const entry = (keyId: string, cachedAt: number) => ({ accountId: "acct_test", keyId, lastUsedAt: null, cachedAt });
+const entry = (credentialId: string, cachedAt: number) => ({ accountId: "acct_test", credentialId, lastUsedAt: null, cachedAt });
 
 describe("the API key cache", () => {
   it("keeps a key for just under 30 s and drops it at exactly 30 s", () => {
@@ -60,7 +61,7 @@ describe("the API key cache", () => {
     const cache = new KeyCache(service.core);
     cache.set("revoked-hash", entry("key_revoked", Date.now()));
     cache.set("kept-hash", entry("key_kept", Date.now()));
-    await service.core.bus.publish(API_KEY_REVOKED_CHANNEL, { key_id: "key_revoked" });
+    await service.core.bus.publish(CREDENTIAL_REVOKED_CHANNEL, { credential_id: "key_revoked" });
     await vi.waitFor(() => expect(cache.get("revoked-hash", Date.now())).toBeUndefined());
     expect(cache.get("kept-hash", Date.now())).toBeDefined();
   });

@@ -71,7 +71,7 @@ describe("sign-in code rules", () => {
     draws.nextCode = 42;
     await requestOtp(service.core, { email, ip: uniqueIp() });
     expect(codeSentTo(email)).toBe("000042");
-    const verified = await verifyOtp(service.core, { email, otp: "000042" });
+    const verified = await verifyOtp(service.core, { email, otp: "000042", ip: uniqueIp() });
     expect(verified.api_key).toMatch(/^sk_/);
   });
 
@@ -87,10 +87,10 @@ describe("sign-in code rules", () => {
     await requestOtp(service.core, { email, ip: uniqueIp() });
     const code = codeSentTo(email);
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, "0");
-    const error = await failure(verifyOtp(service.core, { email, otp: wrong }));
+    const error = await failure(verifyOtp(service.core, { email, otp: wrong, ip: uniqueIp() }));
     expect(error.code).toBe("invalid_otp");
     expect(error.detail).toBe("The code is invalid or has expired. Request a new one with POST /v1/auth/otp.");
-    expect((await verifyOtp(service.core, { email, otp: code })).account_created).toBe(true);
+    expect((await verifyOtp(service.core, { email, otp: code, ip: uniqueIp() })).account_created).toBe(true);
   });
 
   it("stores a code only as its HMAC under the server's own otp-pepper key", async () => {
@@ -107,15 +107,15 @@ describe("sign-in code rules", () => {
     await requestOtp(service.core, { email, ip: uniqueIp() });
     const otp = codeSentTo(email);
     setNow(t0 + 600_000);
-    expect((await failure(verifyOtp(service.core, { email, otp }))).code).toBe("invalid_otp");
+    expect((await failure(verifyOtp(service.core, { email, otp, ip: uniqueIp() }))).code).toBe("invalid_otp");
     setNow(t0 + 599_999);
-    expect((await verifyOtp(service.core, { email, otp })).account_created).toBe(true);
+    expect((await verifyOtp(service.core, { email, otp, ip: uniqueIp() })).account_created).toBe(true);
   });
 
   it("signs in with a key named sign-in and grants the signup credit to a new account", async () => {
     const email = unique("credit");
     await requestOtp(service.core, { email, ip: uniqueIp() });
-    const signedIn = await verifyOtp(service.core, { email, otp: codeSentTo(email) });
+    const signedIn = await verifyOtp(service.core, { email, otp: codeSentTo(email), ip: uniqueIp() });
     const keys = await listApiKeys(service.core, { accountId: signedIn.account_id, keyId: signedIn.key_id }, { limit: 10, offset: 0 });
     expect(keys.data.map((k) => k.name)).toEqual(["sign-in"]);
     expect(await balanceOf(service.core.db, signedIn.account_id)).toBe(2_500_000);
@@ -150,10 +150,10 @@ describe("sign-in code rules", () => {
 
   it("counts code attempts per address: one address at its limit leaves another free", async () => {
     const busy = unique("guess");
-    for (let i = 0; i < 5; i++) await failure(verifyOtp(service.core, { email: busy, otp: "000000" }));
-    const limited = await failure(verifyOtp(service.core, { email: busy, otp: "000000" }));
+    for (let i = 0; i < 5; i++) await failure(verifyOtp(service.core, { email: busy, otp: "000000", ip: uniqueIp() }));
+    const limited = await failure(verifyOtp(service.core, { email: busy, otp: "000000", ip: uniqueIp() }));
     expect(limited.code).toBe("rate_limited");
     expect(limited.detail).toMatch(/^Too many code attempts for this address: at most 5 per 10 minutes\./);
-    expect((await failure(verifyOtp(service.core, { email: unique("other"), otp: "000000" }))).code).toBe("invalid_otp");
+    expect((await failure(verifyOtp(service.core, { email: unique("other"), otp: "000000", ip: uniqueIp() }))).code).toBe("invalid_otp");
   });
 });

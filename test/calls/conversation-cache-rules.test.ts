@@ -18,9 +18,9 @@ describe("the conversation cache", () => {
   it("appends a line only to the line it followed, and drops its copy otherwise", () => {
     const cache = new ConversationCache();
     cache.set("call_a", 10, [line("user", "Hello?")]);
-    expect(cache.get("call_a")).toEqual({ lastEntryId: 10, lines: [line("user", "Hello?")] });
+    expect(cache.get("call_a")).toEqual({ lastEntryId: 10, lines: [line("user", "Hello?")], omitted: 0 });
     cache.append("call_a", 10, 11, line("assistant", "Hi there."));
-    expect(cache.get("call_a")).toEqual({ lastEntryId: 11, lines: [line("user", "Hello?"), line("assistant", "Hi there.")] });
+    expect(cache.get("call_a")).toEqual({ lastEntryId: 11, lines: [line("user", "Hello?"), line("assistant", "Hi there.")], omitted: 0 });
     // Line 13 followed line 12, which this copy never saw (another process wrote it).
     cache.append("call_a", 12, 13, line("user", "Are you there?"));
     expect(cache.get("call_a")).toBeUndefined();
@@ -44,7 +44,7 @@ describe("the conversation cache", () => {
     cache.set("call_0", 10_000, []);
     cache.set("call_10000", 10_001, []);
     expect(cache.get("call_1")).toBeUndefined();
-    expect(cache.get("call_0")).toEqual({ lastEntryId: 10_000, lines: [] });
+    expect(cache.get("call_0")).toEqual({ lastEntryId: 10_000, lines: [], omitted: 0 });
     expect(cache.get("call_2")).toBeDefined();
     expect(cache.get("call_10000")).toBeDefined();
   });

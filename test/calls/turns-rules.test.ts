@@ -67,6 +67,8 @@ describe("a turn of an agent on a webhook", () => {
       turn_id: first,
       session_key: `agentline:${agentId}:${callId}`,
       conversation: [{ role: "user", text: "What time do you open?", timestamp: opened!.body.created_at }],
+      conversation_omitted: 0,
+      transcript_url: expect.stringContaining(`/v1/calls/${callId}/transcript`),
       push_context_url: expect.stringContaining(`/v1/calls/${callId}/context?turn_id=${first}`),
       push_token: expect.stringMatching(/^pt_/),
     });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { issueAgentToken } from "../../core/auth/agent-tokens.js";
+import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { allRoutes } from "../../gateway/routes/all-routes.js";
 import { createAccount, type TestAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
@@ -19,7 +19,7 @@ beforeAll(async () => {
 /** A wallet of its own: an account's agent_token, and the account's API key to look at it. */
 async function freshWallet() {
   const owner = await createAccount(service.core);
-  const token = await service.core.db.transaction((tx) => issueAgentToken(service.core, tx, owner.accountId));
+  const { agent_token: token } = await mintAgentToken(service.core.db, owner.accountId, { kind: "api_key", id: owner.keyId });
   return { wallet: new Api(service.baseUrl, token), owner: new Api(service.baseUrl, owner.apiKey) };
 }
 afterAll(() => service?.stop());
@@ -30,7 +30,7 @@ const routes = allRoutes({ carrier: "sandbox" });
  * The rule, as a client reads it: every POST that acts for an account takes an Idempotency-Key,
  * except where its answer carries a secret shown once, and the top-up (a payment is its own key).
  */
-const SECRET_OR_PAYMENT = ["mintApiKey", "setWebhook", "walletSetWebhook", "topup"];
+const SECRET_OR_PAYMENT = ["mintApiKey", "mintAgentToken", "rotateAgentToken", "setWebhook", "walletSetWebhook", "topup"];
 const takesIdempotencyKey = (r: (typeof routes)[number]) => r.method === "post" && r.auth !== "none" && r.path !== "/mcp" && !SECRET_OR_PAYMENT.includes(r.operationId);
 
 /** The credential a route takes from a test: an API key where one is accepted, else none (a payment route validates first). */

@@ -193,6 +193,19 @@ describe("connections: listed, disconnected, revoked", () => {
     expect((await api.delete(`/v1/auth/connections/${listed.connection_id}`)).status).toBe(404);
   });
 
+  it("ends a wait_for_event held open with the connection's token when the connection ends", async () => {
+    const provider = new TestOAuthClient(callback.url, { clientName: "Waiting" });
+    const tokens = await tokensFor(mcpUrl, provider, person, who());
+    const started = Date.now();
+    const waiting = callTool(tokens.access_token, "wait_for_event", { agent_id: mine.agentId, event_types: ["sms.received"], timeout_seconds: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const listed = (await api.get("/v1/auth/connections")).body.data.find((c: { client_name: string }) => c.client_name === "Waiting");
+    expect((await api.delete(`/v1/auth/connections/${listed.connection_id}`)).status).toBe(200);
+    const answer = await waiting;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(answer.error).toMatch(/^unauthorized .*OAuth client: its connection was ended/);
+  });
+
   it("ends the connection when the client revokes its refresh token (RFC 7009)", async () => {
     const provider = new TestOAuthClient(callback.url, { clientName: "Revokes itself" });
     const tokens = await tokensFor(mcpUrl, provider, person, who());

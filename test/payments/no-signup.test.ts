@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { issueAgentToken } from "../../core/auth/agent-tokens.js";
+import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { calls } from "../../core/db/schema/calls.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
@@ -59,9 +59,18 @@ describe.each(Object.entries(clients))("a wallet with no account, paying with %s
     const events = await call("GET", "/v1/x402/events");
     expect(events.body.data.map((e: any) => e.event_type)).toEqual(["call.utterance", "call.completed"]);
 
-    // The same wallet gets the same token again.
+    // A later top-up from the same wallet, with no credential, mints a new token for the same
+    // account; the first stays live, and both are listed as the wallet's.
     const again = await through(pay, service.baseUrl)("GET", "/v1/billing/topup/x402/pay?amount=1");
-    expect(again.body.agent_token).toBe(topup.body.agent_token);
+    expect(again.body.agent_token).toMatch(/^at_/);
+    expect(again.body.agent_token).not.toBe(topup.body.agent_token);
+    expect(again.body.account_id).toBe(topup.body.account_id);
+    const listed = await new Api(service.baseUrl, again.body.agent_token).get("/v1/auth/agent-tokens");
+    expect(listed.body.data.map((t: any) => t.minted_by)).toEqual([
+      { kind: "wallet", id: wallet.address },
+      { kind: "wallet", id: wallet.address },
+    ]);
+    expect((await call("GET", "/v1/x402/numbers")).status).toBe(200);
     const [account] = await service.core.db.select().from(accounts).where(eq(accounts.walletAddress, wallet.address));
     const [ended] = await service.core.db.select().from(calls).where(eq(calls.callId, placed.body.call_id));
     expect(Math.round(Number(again.body.balance) * 1e6)).toBe(5_000_000 - 1_150_000 + 1_000_000 - ended!.chargedMicros);
@@ -80,7 +89,7 @@ describe.each(Object.entries(clients))("a wallet with no account, paying with %s
     const settlements = await service.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, wallet.address));
     expect(settlements.map((s) => s.amountMicros).sort((a, b) => a - b)).toEqual([75_000, 1_150_000]);
     // The far party is driven with the account's token (the wallet itself never asked for one).
-    const token = await service.core.db.transaction((tx) => issueAgentToken(service.core, tx, account!.accountId));
+    const { agent_token: token } = await mintAgentToken(service.core.db, account!.accountId, { kind: "wallet", id: wallet.address });
     await converse(token, placed.body.call_id);
     const transcript = await call("GET", `/v1/x402/calls/${placed.body.call_id}/transcript`);
     expect(transcript.status).toBe(200);

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { issueAgentToken } from "../../core/auth/agent-tokens.js";
+import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { createAccount } from "../support/accounts.js";
@@ -46,7 +46,7 @@ describe.each(Object.entries(clients))("a paid request refused after its payment
 describe("an agent_token whose balance falls short, with a payment", () => {
   it("credits the payment to the token's account and serves the request, never settling it for nothing", async () => {
     const owner = await createAccount(service.core, undefined, { creditMicros: 0 });
-    const token = await service.core.db.transaction((tx) => issueAgentToken(service.core, tx, owner.accountId));
+    const { agent_token: token } = await mintAgentToken(service.core.db, owner.accountId, { kind: "api_key", id: owner.keyId });
     const wallet = newWallet();
     const res = await x402Fetch(wallet)(`${service.baseUrl}/v1/x402/numbers`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);

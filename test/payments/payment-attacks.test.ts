@@ -176,15 +176,19 @@ describe("agent tokens", () => {
 });
 
 describe("top-up with an API key", () => {
-  it("credits the key's account and returns that account's agent_token", async () => {
+  it("credits the key's account and returns no agent_token: minting one with a key is an explicit act", async () => {
     const owner = await createAccount(service.core, undefined, { creditMicros: 0 });
     const wallet = newWallet();
     const pay = x402Fetch(wallet);
     const res = await json(await pay(url("/v1/billing/topup/x402/pay?amount=3"), { method: "POST", headers: { authorization: `Bearer ${owner.apiKey}` } }));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ account_id: owner.accountId, credited: "3.000000", balance: "3.000000" });
+    expect(res.body).toMatchObject({ account_id: owner.accountId, credited: "3.000000", balance: "3.000000", agent_token: null });
     expect(await service.core.db.select().from(accounts).where(eq(accounts.walletAddress, wallet.address))).toEqual([]);
-    const viaToken = await new Api(service.baseUrl, res.body.agent_token).get("/v1/x402/numbers");
+    const keyed = new Api(service.baseUrl, owner.apiKey);
+    expect((await keyed.get("/v1/auth/agent-tokens")).body.data).toEqual([]);
+    const minted = await keyed.post("/v1/auth/agent-tokens", { name: "wallet side" });
+    expect(minted.status).toBe(201);
+    const viaToken = await new Api(service.baseUrl, minted.body.agent_token).get("/v1/x402/numbers");
     expect(viaToken.status).toBe(200);
   });
 

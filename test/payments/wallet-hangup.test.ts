@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { issueAgentToken } from "../../core/auth/agent-tokens.js";
+import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { createAccount } from "../support/accounts.js";
 import { Api } from "../support/api.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -14,7 +14,7 @@ afterAll(() => service?.stop());
 /** A wallet with balance, its agent_token, and a live call of its own. */
 async function walletWithCall() {
   const account = await createAccount(service.core);
-  const token = await service.core.db.transaction((tx) => issueAgentToken(service.core, tx, account.accountId));
+  const { agent_token: token } = await mintAgentToken(service.core.db, account.accountId, { kind: "api_key", id: account.keyId });
   const wallet = new Api(service.baseUrl, token);
   expect((await wallet.post("/v1/x402/numbers/buy", {})).status).toBe(201);
   const call = await wallet.post("/v1/x402/calls", { to_number: "+14155550142" });

@@ -11,6 +11,7 @@ import { events } from "../../core/db/schema/events.js";
 import { createLogger } from "../../core/logger.js";
 import { startServer, type RunningServer } from "../../gateway/server.js";
 import { createAccount } from "../support/accounts.js";
+import { Api } from "../support/api.js";
 import { freshDatabase, onPostgres, startTestService } from "../support/service.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
 
@@ -212,5 +213,21 @@ describe("the SDK's relay client", () => {
     await connection.ready;
     expect(connection.status).toBe("closed");
     expect(errors).toEqual([expect.objectContaining({ status: 401, code: "unauthorized" })]);
+  });
+
+  it("gives up at once, saying so, when the key it connects with is revoked (close code 4401)", { timeout: 30_000 }, async () => {
+    const service = await startTestService();
+    stops.push(() => service.stop());
+    const account = await createAccount(service.core);
+    const owner = new Api(service.baseUrl, account.apiKey);
+    const spare = (await owner.post("/v1/auth/keys", { name: "relay" })).body;
+    const agentId = (await owner.post("/v1/agents", { name: "relay" })).body.agent_id;
+    const errors: unknown[] = [];
+    const connection = new Agentline({ baseUrl: service.baseUrl, apiKey: spare.api_key }).relay(agentId, {}, { onError: (e) => errors.push(e) });
+    await connection.ready;
+    expect(connection.status).toBe("open");
+    expect((await owner.delete(`/v1/auth/keys/${spare.key_id}`)).status).toBe(200);
+    await eventually(() => connection.status === "closed", "the relay giving up");
+    expect(errors).toEqual([expect.objectContaining({ name: "RelayGaveUp", message: expect.stringContaining("revoked (close code 4401)") })]);
   });
 });

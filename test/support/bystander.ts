@@ -17,7 +17,8 @@ export interface Bystander {
   sample(n: number): Promise<number[]>;
 }
 
-export async function bystander(service: TestService): Promise<Bystander> {
+/** `service`: a service started in this test, or any service reached at `baseUrl` whose database `core.db` is. */
+export async function bystander(service: Pick<TestService, "baseUrl"> & { core: Pick<TestService["core"], "db"> }): Promise<Bystander> {
   const account = await createAccount(service.core);
   const api = new Api(service.baseUrl, account.apiKey);
   const created = await api.post("/v1/agents", { name: "bystander" });

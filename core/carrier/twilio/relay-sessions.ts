@@ -4,6 +4,8 @@ import { TERMINAL_STATUSES } from "../../calls/schemas.js";
 import type { Database } from "../../db/database.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { parseClientJson } from "../../schemas/json-limits.js";
+import { UNSTORABLE_MESSAGE, unstorableString } from "../../schemas/validation.js";
 import type { CarrierSignals, CarrierSocket, CarrierSocketEndpoint, CarrierSocketSession } from "../carrier.js";
 import { requireTwilioSignature } from "./signature.js";
 import { TWILIO_PATHS, twilioUrls } from "./urls.js";
@@ -129,9 +131,15 @@ class RelaySession implements CarrierSocketSession {
   private async handle(data: string): Promise<void> {
     let frame: RelayFrame;
     try {
-      frame = JSON.parse(data) as RelayFrame;
+      frame = parseClientJson(data) as RelayFrame;
     } catch {
-      return this.sessions.logger.warn({ call_id: this.callId }, "ConversationRelay sent a frame that is not JSON");
+      return this.sessions.logger.warn({ call_id: this.callId }, "ConversationRelay sent a frame that is not JSON, or is JSON over the limits");
+    }
+    // Refused before it reaches the database, naming the field. Not answered on the socket:
+    // ConversationRelay takes no error frames (an unknown one is its error 64107).
+    const unstorable = unstorableString(frame);
+    if (unstorable !== undefined) {
+      return this.sessions.logger.warn({ call_id: this.callId, type: frame.type, field: unstorable }, `ConversationRelay frame refused: ${unstorable || "the frame"} ${UNSTORABLE_MESSAGE}`);
     }
     if (frame.type === "setup") return this.setup(frame);
     if (!this.bound) return this.sessions.logger.warn({ call_id: this.callId, type: frame.type }, "ConversationRelay frame before setup ignored");

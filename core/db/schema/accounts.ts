@@ -7,8 +7,6 @@ export const accounts = pgTable("accounts", {
   email: text("email").unique(),
   /** A no-signup account's wallet (checksummed address), keyed on by its first payment. */
   walletAddress: text("wallet_address").unique(),
-  /** SHA-256 of the account's agent_token, once one has been issued. */
-  agentTokenHash: text("agent_token_hash").unique(),
   /** The account's default voice preset; null means the system default. */
   defaultVoiceId: text("default_voice_id"),
   /**

@@ -16,6 +16,8 @@ export const relayTickets = pgTable(
     agentId: text("agent_id")
       .notNull()
       .references(() => agents.agentId, { onDelete: "cascade" }),
+    /** The API key (key_id) that minted the ticket: revoking it deletes its tickets. */
+    credentialId: text("credential_id").notNull(),
     expiresAt: timestamptz("expires_at").notNull(),
     createdAt: timestamptz("created_at").notNull().defaultNow(),
   },

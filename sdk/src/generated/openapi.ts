@@ -329,6 +329,70 @@ export interface paths {
         patch: operations["updateAgent"];
         trace?: never;
     };
+    "/v1/auth/agent-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agent tokens
+         * @description The account's live agent tokens (`at_...`, the no-signup credential of the /v1/x402 routes, the sandbox and /mcp), newest first, with who minted each: a wallet's top-up, an API key, or another agent token. Tokens themselves are never shown again; `prefix` and `last_four` identify them. Takes an API key or an agent token of the account.
+         */
+        get: operations["listAgentTokens"];
+        put?: never;
+        /**
+         * Mint an agent token
+         * @description Mints an agent token for the account, minted by the credential of the request (an API key or an agent token). The response carries the token in `agent_token`, shown once. The only way an API key gets one: a top-up paid with an API key returns none.
+         */
+        post: operations["mintAgentToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/agent-tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an agent token
+         * @description Takes effect at once, on every process: requests with it answer 401, and the sockets (softphone) and waits (/mcp wait_for_event) it opened end within a second (sockets close with code 4401). The agent token authenticating the request cannot revoke itself (409 `cannot_revoke_current_key`): rotate it instead.
+         */
+        delete: operations["revokeAgentToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/agent-tokens/{token_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an agent token
+         * @description Mints a new token (same name, minted by the credential of the request) and revokes the old one, in one step: the new one is in `agent_token`, shown once. An agent token may rotate itself; what the old one opened ends as on a revoke.
+         */
+        post: operations["rotateAgentToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/agentid/callback": {
         parameters: {
             query?: never;
@@ -504,7 +568,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a sign-in code for an API key
-         * @description Creates the account on first sign-in. The `api_key` is shown once. Limit: 5 attempts per address per 10 minutes.
+         * @description Creates the account on first sign-in. The `api_key` is shown once. Limits: 5 attempts per address and 30 per IP address per 10 minutes.
          */
         post: operations["verifyOtp"];
         delete?: never;
@@ -619,13 +683,13 @@ export interface paths {
         };
         /**
          * Top up the balance with x402 or MPP
-         * @description Answers 402 with both challenges for `amount`; paid, it credits the wallet's account (created by its first payment) or, with an API key (MPP: send the credential in Payment-Authorization then) or an agent_token, that account, and returns the `agent_token`. Retrying with the same payment returns the same answer and credits once.
+         * @description Answers 402 with both challenges for `amount`; paid, it credits the wallet's account (created by its first payment) or, with an API key (MPP: send the credential in Payment-Authorization then) or an agent_token, that account. `agent_token`: paid with no credential, a new token for the wallet's account (each such top-up mints one; earlier ones stay live, listed by GET /v1/auth/agent-tokens); with an agent_token, that same token; with an API key, null (mint one explicitly with POST /v1/auth/agent-tokens). Retrying with the same payment returns the same answer and credits once.
          */
         get: operations["topupGet"];
         put?: never;
         /**
          * Top up the balance with x402 or MPP
-         * @description Answers 402 with both challenges for `amount`; paid, it credits the wallet's account (created by its first payment) or, with an API key (MPP: send the credential in Payment-Authorization then) or an agent_token, that account, and returns the `agent_token`. Retrying with the same payment returns the same answer and credits once.
+         * @description Answers 402 with both challenges for `amount`; paid, it credits the wallet's account (created by its first payment) or, with an API key (MPP: send the credential in Payment-Authorization then) or an agent_token, that account. `agent_token`: paid with no credential, a new token for the wallet's account (each such top-up mints one; earlier ones stay live, listed by GET /v1/auth/agent-tokens); with an agent_token, that same token; with an API key, null (mint one explicitly with POST /v1/auth/agent-tokens). Retrying with the same payment returns the same answer and credits once.
          */
         post: operations["topup"];
         delete?: never;
@@ -1617,6 +1681,45 @@ export interface components {
                 url: string;
             };
         };
+        AgentToken: {
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            created_at: string;
+            /** @description True for the agent token that authenticated this request. */
+            current: boolean;
+            /** @description Null only for a token issued before tokens were listed, until its next use. */
+            last_four: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            last_used_at: string | null;
+            minted_by: components["schemas"]["AgentTokenMinter"];
+            name: string | null;
+            /** @description The first characters of the token, to recognise it. */
+            prefix: string;
+            token_id: string;
+        };
+        AgentTokenList: {
+            data: components["schemas"]["AgentToken"][];
+            has_more: boolean;
+            limit: number;
+            offset: number;
+        };
+        /** @description Who minted the token. */
+        AgentTokenMinter: {
+            /** @description The wallet address, key_id or token_id. Null for a token issued by a top-up with an API key before tokens were listed. */
+            id: string | null;
+            /**
+             * @description `wallet`: a payment from the wallet (a top-up) minted it. `api_key`: an API key, by POST /v1/auth/agent-tokens. `agent_token`: another agent token of the account (a mint or a rotation).
+             * @enum {string}
+             */
+            kind: "wallet" | "api_key" | "agent_token";
+        };
         ApiKey: {
             /**
              * Format: date-time
@@ -1887,6 +1990,7 @@ export interface components {
             account_id: string;
             agent_id: string;
             call_id: string;
+            /** @description The call's newest lines, as call.utterance's conversation */
             conversation: {
                 /** @enum {string} */
                 role: "user" | "assistant";
@@ -1898,6 +2002,8 @@ export interface components {
                  */
                 timestamp: string;
             }[];
+            /** @description How many earlier lines conversation leaves out; read them at transcript_url */
+            conversation_omitted: number;
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -1914,6 +2020,8 @@ export interface components {
             task_id: string;
             /** @description What the caller added */
             text: string;
+            /** @description The call's whole transcript; null when the service serves no HTTP */
+            transcript_url: string | null;
             /** @enum {string} */
             type: "call.task.amend";
         };
@@ -1941,6 +2049,7 @@ export interface components {
             account_id: string;
             agent_id: string;
             call_id: string;
+            /** @description The call's newest lines, as call.utterance's conversation */
             conversation: {
                 /** @enum {string} */
                 role: "user" | "assistant";
@@ -1952,6 +2061,8 @@ export interface components {
                  */
                 timestamp: string;
             }[];
+            /** @description How many earlier lines conversation leaves out; read them at transcript_url */
+            conversation_omitted: number;
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -1969,6 +2080,8 @@ export interface components {
             /** @description The turn_id; answer at push_context_url */
             task_id: string;
             text: string;
+            /** @description The call's whole transcript; null when the service serves no HTTP */
+            transcript_url: string | null;
             /** @enum {string} */
             type: "call.task.open";
         };
@@ -2205,7 +2318,7 @@ export interface components {
             agent_id: string;
             /** @description call.utterance only */
             call_id?: string;
-            /** @description call.utterance only: the call so far, this utterance last */
+            /** @description call.utterance only: the call's newest lines, this utterance last: at most 100 lines and 16 KiB of text in all (this utterance whatever its size); conversation_omitted counts the earlier ones */
             conversation?: {
                 /** @enum {string} */
                 role: "user" | "assistant";
@@ -2217,6 +2330,8 @@ export interface components {
                  */
                 timestamp: string;
             }[];
+            /** @description call.utterance only: how many earlier lines of the call conversation leaves out (0: it is the whole call); read them at transcript_url */
+            conversation_omitted?: number;
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -2237,12 +2352,15 @@ export interface components {
             push_token?: string;
             /** @description call.utterance only: one key per call, for the runtime's session */
             session_key?: string;
+            /** @description call.utterance only: the call's whole transcript; null when the service serves no HTTP (a local stdio MCP install) */
+            transcript_url?: string | null;
             /** @description call.utterance only: echo it exactly when pushing context */
             turn_id?: string;
         };
-        /** @description Pending events, oldest first */
+        /** @description Pending events, oldest first: at most `limit`, and about 1 MiB of them (the first whatever its size) */
         EventBatch: {
             data: components["schemas"]["Event"][];
+            /** @description More are pending: the page was full, or stopped before its events passed 1 MiB */
             has_more: boolean;
             limit: number;
         };
@@ -2435,6 +2553,31 @@ export interface components {
             limit: number;
             offset: number;
         };
+        MintedAgentToken: {
+            /** @description The token itself (`at_...`). Shown once: store it now. */
+            agent_token: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            created_at: string;
+            /** @description True for the agent token that authenticated this request. */
+            current: boolean;
+            /** @description Null only for a token issued before tokens were listed, until its next use. */
+            last_four: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            last_used_at: string | null;
+            minted_by: components["schemas"]["AgentTokenMinter"];
+            name: string | null;
+            /** @description The first characters of the token, to recognise it. */
+            prefix: string;
+            token_id: string;
+        };
         MintedKey: {
             /** @description The key itself. Shown once: store it now. */
             api_key: string;
@@ -2528,8 +2671,8 @@ export interface components {
         };
         /** @description On a paid request that was refused after its payment was settled: where the money went. */
         PaymentNote: {
-            /** @description Spends the balance on the /v1/x402 routes ('Authorization: Bearer at_...') */
-            agent_token: string;
+            /** @description Spends the balance on the /v1/x402 routes ('Authorization: Bearer at_...'): minted here, once, for a wallet paying with no credential whose account has no live token; null otherwise (the account's tokens spend it). */
+            agent_token: string | null;
             /** @description The wallet's balance now, USD: the payment stays there */
             balance: string;
             /**
@@ -2608,8 +2751,14 @@ export interface components {
             code: string;
             /** @description What went wrong in this request, for a human. */
             detail: string;
-            /** @description With 422: one entry per offending field, saying where it was. */
+            /** @description With 422: one entry per offending field, saying where it was (at most 20; field names cut to 64 characters). */
             errors?: components["schemas"]["FieldProblem"][];
+            /** @description With 422: how many more offending fields there were than `errors` lists. */
+            errors_omitted?: number;
+            /** @description With 400 malformed_json for JSON over the limits: the most arrays and objects one JSON text may hold (10,000). */
+            max_containers?: number;
+            /** @description With 400 malformed_json for JSON over the limits: the deepest nesting of arrays and objects the service reads (64). */
+            max_depth?: number;
             payment?: components["schemas"]["PaymentNote"];
             /** @description Quote it when reporting a problem. */
             request_id: string;
@@ -2730,6 +2879,17 @@ export interface components {
              */
             start: string;
         };
+        RevokedAgentToken: {
+            /** @enum {boolean} */
+            revoked: true;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            revoked_at: string;
+            token_id: string;
+        };
         RevokedKey: {
             key_id: string;
             /** @enum {boolean} */
@@ -2826,8 +2986,8 @@ export interface components {
         };
         TopupResult: {
             account_id: string;
-            /** @description Send as 'Authorization: Bearer at_...' on /v1/x402 routes; the same for the same wallet */
-            agent_token: string;
+            /** @description Send as 'Authorization: Bearer at_...' on /v1/x402 routes. Paid with no credential: a new token, shown once. With an agent_token: that token. With an API key: null (POST /v1/auth/agent-tokens mints one explicitly). */
+            agent_token: string | null;
             /**
              * @description USD as a decimal string with six places
              * @example 4.950000
@@ -3051,6 +3211,14 @@ export interface components {
                      * @enum {string}
                      */
                     voice_id?: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel";
+                };
+            };
+        };
+        MintAgentTokenRequest: {
+            content: {
+                "application/json": {
+                    /** @description A label for the token */
+                    name?: string;
                 };
             };
         };
@@ -4542,6 +4710,283 @@ export interface operations {
             };
             /** @description Body is not JSON */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAgentTokens: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1–100 (default 20) */
+                limit?: number;
+                /** @description Items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agent tokens */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTokenList"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    mintAgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["MintAgentTokenRequest"];
+        responses: {
+            /** @description The new token */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MintedAgentToken"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeAgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token is revoked */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedAgentToken"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateAgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new token; the old one is revoked */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MintedAgentToken"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

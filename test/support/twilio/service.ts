@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import type { Logger } from "../../../core/logger.js";
 import type { Api } from "../api.js";
 import { startTestService, type TestService } from "../service.js";
 import { freePort, TwilioStandIn, type RelayLeg } from "./stand-in.js";
@@ -13,13 +14,14 @@ export interface TwilioTestService {
 /** The whole service in this process on CARRIER=twilio, pointed at a fresh stand-in. */
 export async function startTwilioService(
   env: Record<string, string> = {},
-  options: { apiKey?: boolean; twilio?: TwilioStandIn; databaseUrl?: string } = {},
+  options: { apiKey?: boolean; twilio?: TwilioStandIn; databaseUrl?: string; logger?: Logger } = {},
 ): Promise<TwilioTestService> {
   const twilio = options.twilio ?? (await TwilioStandIn.start(options));
   const port = await freePort();
   const service = await startTestService({
     env: { ...twilio.env(`http://127.0.0.1:${port}`), PORT: String(port), SIGNUP_CREDIT_USD: "5.00", TURN_TIMEOUT_MS: "60000", ...env },
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   return {
     service,
