@@ -33,9 +33,9 @@ async function toolsList(token: string): Promise<string> {
 }
 
 // SHA-256 of tools/list's answer to an API key (sandbox carrier) as it was before OAuth came to
-// /mcp (commit 53c2e38): OAuth changed nothing an API key sees. A deliberate change to a tool
+// /mcp (main at 6f0ed0a): OAuth changed nothing an API key sees. A deliberate change to a tool
 // changes it: then put the new hash here.
-const TOOLS_LIST_BEFORE_OAUTH = "e5d9686bf20df1dec6f5f0309ce2b07c077cd33edce99c71555101a400062119";
+const TOOLS_LIST_BEFORE_OAUTH = "85e455e47427dddf70337219005ce4471e86e687a85646ed12830a092d574efe";
 
 describe("the MCP tools under OAuth", () => {
   it("answers an API key's tools/list byte for byte as before, and an OAuth client's the same", async () => {
