@@ -75,3 +75,40 @@ describe("how an MCP client finds the authorization server", () => {
     expect(root.body).toMatchObject({ oauth_protected_resource: `${service.baseUrl}/.well-known/oauth-protected-resource/mcp` });
   });
 });
+
+describe("behind a proxy, with BASE_URL", () => {
+  it("names BASE_URL in every document and challenge whatever Host and X-Forwarded-* a request carries, and marks its cookies Secure", async () => {
+    const behind = await startTestService({ env: { BASE_URL: "https://phone.example.com", TRUST_PROXY: "loopback" } });
+    // BASE_URL is the public name; the test reaches the process where it listens, as the proxy would.
+    const local = `http://127.0.0.1:${behind.port}`;
+    try {
+      const spoofed = { host: "evil.example", "x-forwarded-host": "evil.example", "x-forwarded-proto": "http" };
+      const metadata = (await (await fetch(`${local}/.well-known/oauth-authorization-server`, { headers: spoofed })).json()) as Record<string, string>;
+      expect(metadata.issuer).toBe("https://phone.example.com");
+      expect(metadata.authorization_endpoint).toBe("https://phone.example.com/oauth/authorize");
+      expect(metadata.token_endpoint).toBe("https://phone.example.com/oauth/token");
+      const resource = (await (await fetch(`${local}/.well-known/oauth-protected-resource/mcp`, { headers: spoofed })).json()) as Record<string, unknown>;
+      expect(resource).toMatchObject({ resource: "https://phone.example.com/mcp", authorization_servers: ["https://phone.example.com"] });
+      const refused = await fetch(`${local}/mcp`, { method: "POST", headers: { ...spoofed, accept: "application/json, text/event-stream", "content-type": "application/json" }, body: JSON.stringify(initialize) });
+      expect(refused.headers.get("www-authenticate")).toContain('resource_metadata="https://phone.example.com/.well-known/oauth-protected-resource/mcp"');
+
+      const registered = await fetch(`${local}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:1/callback"], token_endpoint_auth_method: "none" }),
+      });
+      const { client_id } = (await registered.json()) as { client_id: string };
+      const authorize = await fetch(
+        `${local}/oauth/authorize?response_type=code&client_id=${client_id}&redirect_uri=${encodeURIComponent("http://127.0.0.1:1/callback")}&code_challenge=${"c".repeat(43)}&code_challenge_method=S256`,
+        { headers: spoofed, redirect: "manual" },
+      );
+      expect(authorize.status).toBe(303);
+      expect(authorize.headers.get("location")).toMatch(/^\/oauth\/interaction\//);
+      const cookies = authorize.headers.getSetCookie();
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const cookie of cookies) expect(cookie.toLowerCase()).toContain("; secure");
+    } finally {
+      await behind.stop();
+    }
+  });
+});

@@ -241,3 +241,31 @@ describe("refused client ID metadata documents", () => {
     expect(clients.every((c) => (c.payload as { client_name?: string }).client_name === "Raw client")).toBe(true);
   });
 });
+
+describe("the SSRF guard on client ID metadata documents", () => {
+  it("never fetches a document from a private or loopback address outside development", async () => {
+    const strict = await startTestService();
+    const hits: string[] = [];
+    const host = await startLoopbackHttps((req, res) => {
+      hits.push(req.url!);
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+    try {
+      for (const clientId of [`${host.url}/client.json`, `https://localhost:${new URL(host.url).port}/client.json`, "https://10.0.0.1/client.json", "https://[::ffff:127.0.0.1]/client.json"]) {
+        const url = new URL(`${strict.baseUrl}/oauth/authorize`);
+        for (const [k, v] of Object.entries({ response_type: "code", client_id: clientId, redirect_uri: "http://127.0.0.1:1/callback", code_challenge: s256("v".repeat(43)), code_challenge_method: "S256" })) {
+          url.searchParams.set(k, v);
+        }
+        const res = await fetch(url, { redirect: "manual" });
+        expect(res.status, clientId).toBe(400);
+        const page = (await res.text()).replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)));
+        expect(page, clientId).toContain("invalid_client");
+        expect(page, clientId).toContain("must not point at a private, loopback or link-local address");
+      }
+      expect(hits).toEqual([]);
+    } finally {
+      await host.close();
+      await strict.stop();
+    }
+  });
+});
