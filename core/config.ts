@@ -151,6 +151,8 @@ const EnvSchema = z.object({
   AGENTID_CLIENT_ID: z.string().min(1).max(255).optional(),
   AGENTID_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
   AGENTID_SESSION_TTL_S: z.coerce.number().int().min(60).max(3600).default(600),
+  // OAuth for remote MCP clients (DESIGN §9a): an access token lives at most an hour.
+  OAUTH_ACCESS_TOKEN_TTL_S: z.coerce.number().int().min(1).max(3600).default(3600),
 });
 
 /** The typed configuration every module receives; nothing else reads process.env. */
@@ -193,6 +195,8 @@ export interface Config {
   /** How many unacknowledged events one relay socket may have in flight. */
   relayWindow: number;
   relayPingMs: number;
+  /** How long an OAuth access token for /mcp lives (at most an hour; the client refreshes it). */
+  oauthAccessTokenTtlS: number;
   /** What one account, or one client address, may hold open or in flight at once. */
   limits: Limits;
   /** Prices in micro-USD. */
@@ -341,6 +345,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     relayAckTimeoutMs: e.RELAY_ACK_TIMEOUT_MS,
     relayWindow: e.RELAY_WINDOW,
     relayPingMs: e.RELAY_PING_MS,
+    oauthAccessTokenTtlS: e.OAUTH_ACCESS_TOKEN_TTL_S,
     limits: {
       accountSockets: e.ACCOUNT_MAX_SOCKETS,
       accountWaits: e.ACCOUNT_MAX_WAITS,

@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   insufficient_balance: { status: 402, title: "Insufficient balance", when: "The balance does not cover what was asked." },
   payment_required: { status: 402, title: "Payment required", when: "A paid route was called without a valid payment or agent_token." },
   forbidden: { status: 403, title: "Forbidden", when: "The credentials are valid but may not do this." },
+  insufficient_scope: { status: 403, title: "Insufficient scope", when: "An MCP client signed in with OAuth called a tool its connection was not granted the scope for; `WWW-Authenticate` names the scopes to sign in again with (step-up)." },
   origin_not_allowed: { status: 403, title: "Origin not allowed", when: "A browser request to /mcp came from a page on another site (its Origin is neither BASE_URL's nor loopback)." },
   not_found: { status: 404, title: "Not found", when: "No such resource for this account (another account's resource answers the same)." },
   method_not_allowed: { status: 405, title: "Method not allowed", when: "The method is not allowed on this path." },

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
+import { OAUTH_SCOPES } from "../core/oauth/scopes.js";
 import { WEBHOOK_MESSAGES } from "../core/webhooks/protocol2-schemas.js";
 import { RESPONSE_HEADERS, type ResponseHeaderName } from "./headers.js";
 import { takesIdempotencyKey, type AuthPolicy, type Operation, type ResponseSpec } from "./operation.js";
@@ -29,6 +30,7 @@ const SECURITY: Record<AuthPolicy, RouteConfig["security"]> = {
   api_key_or_agent_token: [{ apiKey: [] }, { agentToken: [] }],
   agent_token_or_payment: [{ agentToken: [] }, {}],
   payment: [{}, { apiKey: [] }],
+  mcp: [{ apiKey: [] }, { agentToken: [] }, { oauth: [] }],
 };
 
 const IdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).meta({
@@ -128,6 +130,20 @@ export function buildOpenApiDocument(
     type: "http",
     scheme: "bearer",
     description: "An `agent_token` (`at_...`): a no-signup wallet's, from the top-up route, or one minted with POST /v1/auth/agent-tokens. Revocable; listed by GET /v1/auth/agent-tokens.",
+  });
+  registry.registerComponent("securitySchemes", "oauth", {
+    type: "oauth2",
+    description:
+      "For MCP clients, on /mcp only: this service is its own OAuth 2.1 authorization server (authorization code with PKCE S256; " +
+      "dynamic registration or a client ID metadata document). Its metadata: /.well-known/oauth-authorization-server; the resource's: /.well-known/oauth-protected-resource/mcp.",
+    flows: {
+      authorizationCode: {
+        authorizationUrl: `${info.baseUrl}/oauth/authorize`,
+        tokenUrl: `${info.baseUrl}/oauth/token`,
+        refreshUrl: `${info.baseUrl}/oauth/token`,
+        scopes: { ...OAUTH_SCOPES },
+      },
+    },
   });
   for (const [name, header] of Object.entries(RESPONSE_HEADERS)) registry.registerComponent("headers", name, { ...header });
   for (const op of operations) registry.registerPath(toRouteConfig(op, extensionsFor(op)));

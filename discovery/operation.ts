@@ -7,9 +7,10 @@ import type { z } from "zod";
  * - `api_key_or_push_token`: an API key, or the `pt_...` push token of one call;
  * - `api_key_or_agent_token`: an API key, or a no-signup wallet's `at_...` agent token;
  * - `agent_token_or_payment`: an agent token with balance, or an x402/MPP payment for the request;
- * - `payment`: an x402/MPP payment, always (the top-up); an API key, if sent, names the account.
+ * - `payment`: an x402/MPP payment, always (the top-up); an API key, if sent, names the account;
+ * - `mcp`: an API key, an agent token, or an OAuth access token this service issued for /mcp.
  */
-export type AuthPolicy = "none" | "api_key" | "api_key_or_push_token" | "api_key_or_agent_token" | "agent_token_or_payment" | "payment";
+export type AuthPolicy = "none" | "api_key" | "api_key_or_push_token" | "api_key_or_agent_token" | "agent_token_or_payment" | "payment" | "mcp";
 
 /**
  * What a paid operation costs, in micro-USD. `amount` may depend on the validated request (a

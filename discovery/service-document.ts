@@ -12,6 +12,8 @@ export const ServiceDocument = z
       mcp: z.string(),
       payments: z.string(),
       health: z.string(),
+      oauth_protected_resource: z.string(),
+      oauth_authorization_server: z.string(),
     }),
     auth: z.object({
       methods: z.array(z.object({ type: z.string(), description: z.string() }).catchall(z.unknown())),
@@ -85,6 +87,15 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
   if (features.agentIdEnabled) {
     methods.push({ type: "agentid", description: "OpenID Connect sign-in for AI agents, polled.", start: baseUrl + "/v1/auth/agentid/start" });
   }
+  methods.push({
+    type: "oauth",
+    description:
+      "For remote MCP clients (Claude, ChatGPT, VS Code, Cursor), on /mcp: OAuth 2.1, this service being the authorization server. Add the /mcp URL as a connector; " +
+      "the person signs in with an e-mail code and allows the client on a consent page.",
+    protected_resource_metadata: baseUrl + "/.well-known/oauth-protected-resource/mcp",
+    authorization_server_metadata: baseUrl + "/.well-known/oauth-authorization-server",
+    connections: baseUrl + "/v1/auth/connections",
+  });
   return {
     name: "agentline",
     version: features.version,
@@ -96,6 +107,8 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
       mcp: baseUrl + "/mcp",
       payments: baseUrl + "/.well-known/agent-payments.json",
       health: baseUrl + "/health",
+      oauth_protected_resource: baseUrl + "/.well-known/oauth-protected-resource/mcp",
+      oauth_authorization_server: baseUrl + "/.well-known/oauth-authorization-server",
     },
     auth: { methods },
     events: { transports: features.transports.map((t) => TRANSPORTS[t](baseUrl)) },

@@ -5,6 +5,7 @@ import { requestDeadline } from "./http/deadline.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
 import { inSequence, routeHandler, type Route } from "./http/route.js";
+import { oauthServer } from "./oauth/mount.js";
 
 /** The express application: request ids and logs, the routes (each parsing its own body), problem responses. */
 export function createApp(core: Core, routes: Route[]): Express {
@@ -19,6 +20,8 @@ export function createApp(core: Core, routes: Route[]): Express {
   const serveRoutes = routeHandler(routes, core);
   app.use(Object.assign(inSequence([requestContext(core.logger, core.metrics), requestDeadline(core.config.requestDeadlineMs, core.logger), serveRoutes]), { groups: serveRoutes.groups }));
   app.use(carrierWebhooks(core));
+  // The OAuth authorization server for /mcp (DESIGN §9a): its endpoints, metadata and sign-in pages.
+  app.use(oauthServer(core));
   app.use(routeNotFound(routes));
   app.use(problemHandler(core.logger));
   return app;

@@ -25,7 +25,8 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   unauthorized: "This connection's API key or agent_token is not accepted; configure a valid one and reconnect.",
   insufficient_balance: TOP_UP,
   payment_required: TOP_UP,
-  forbidden: "This credential may not do that; use the account's API key.",
+  forbidden: "This credential may not do that; use the account's API key, or connect again without the limit the message names.",
+  insufficient_scope: "Connect again, allowing the scope the message names (an OAuth client does this on its own from the 403's WWW-Authenticate).",
   not_found: "Check the id: list_agents, list_numbers and list_calls show the ids this account owns (another account's ids are never visible here).",
   method_not_allowed: TRY_LATER,
   not_acceptable: "Send Accept: application/json, text/event-stream on every request to the MCP endpoint.",
@@ -75,5 +76,5 @@ export function toolError(error: unknown, tool: string, logger: Logger, requestI
 
 /** A tool call's answer once the connection's credential has been revoked: nothing more is done with it. */
 export function revokedCredential(): AppError {
-  return new AppError("unauthorized", "The API key or agent_token of this connection was revoked; nothing more is done or answered with it.");
+  return new AppError("unauthorized", "The API key or agent_token of this connection was revoked (for an OAuth client: its connection was ended); nothing more is done or answered with it.");
 }

@@ -8,6 +8,7 @@ import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../core/schemas/validation.js";
 import { watchCredential } from "../core/auth/revocation.js";
+import { confineToAgent } from "./agent-limit.js";
 import { revokedCredential, toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { agentTools } from "./tools/agents.js";
@@ -57,10 +58,12 @@ export function toolsFor(config: Pick<Config, "carrier">): readonly Tool[] {
   return catalogueFor(config).tools;
 }
 
-/** The account an MCP connection acts for, and the credential (key_id or token_id) it came with. */
+/** The account an MCP connection acts for, and the credential (key_id, token_id, or an OAuth connection's id) it came with. */
 export interface McpPrincipal {
   accountId: string;
   credentialId: string;
+  /** An OAuth connection limited to one agent: it sees and acts for that agent alone (mcp/agent-limit.ts). */
+  agentId?: string | null;
 }
 
 /** One MCP server for one principal; made per HTTP request (stateless) or once per stdio process. */
@@ -78,7 +81,7 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
       const tool = byName.get(request.params.name);
       // The spec's error handling: an unknown tool is a protocol error (invalid params), not a tool result.
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools/list shows every tool.`);
-      const context = { core, accountId: principal.accountId, signal: AbortSignal.any([extra.signal, revoked.signal]), revoked: revoked.signal };
+      const context = { core, accountId: principal.accountId, agentId: principal.agentId ?? null, signal: AbortSignal.any([extra.signal, revoked.signal]), revoked: revoked.signal };
       return callTool(tool, context, request.params.arguments ?? {}, requestId);
     });
   });
@@ -89,7 +92,9 @@ async function callTool(tool: Tool, context: ToolContext, args: Record<string, u
   const started = performance.now();
   try {
     if (context.revoked.aborted) throw revokedCredential();
-    const result = await tool.run(context, validate(tool, args));
+    const checked = validate(tool, args);
+    const run = context.agentId ? await confineToAgent(tool, { ...context, agentId: context.agentId }, checked) : () => tool.run(context, checked);
+    const result = await run();
     // The declared shape, exactly: extra fields are dropped, a missing one is our bug (a 500).
     const structured = tool.output.parse(result) as Record<string, unknown>;
     context.core.logger.info({ tool: tool.name, account_id: context.accountId, ms: Math.round(performance.now() - started) }, "tool call");

@@ -1,10 +1,12 @@
 import { z } from "zod";
 import type { Core } from "../core/context.js";
 
-/** Who a tool call acts for: the account of the Bearer API key or agent token. */
+/** Who a tool call acts for: the account of the Bearer API key, agent token or OAuth access token. */
 export interface ToolContext {
   core: Core;
   accountId: string;
+  /** Set for an OAuth connection limited to one agent (mcp/agent-limit.ts applies it). */
+  agentId?: string | null;
   /** Aborted when the client cancels the call or goes away, or the credential is revoked (long waits stop early). */
   signal: AbortSignal;
   /** Aborted once the connection's credential is revoked, on any process. */

@@ -142,8 +142,10 @@ describe("/.well-known/service.json", () => {
       mcp: `${service.baseUrl}/mcp`,
       payments: `${service.baseUrl}/.well-known/agent-payments.json`,
       health: `${service.baseUrl}/health`,
+      oauth_protected_resource: `${service.baseUrl}/.well-known/oauth-protected-resource/mcp`,
+      oauth_authorization_server: `${service.baseUrl}/.well-known/oauth-authorization-server`,
     });
-    expect(body.auth.methods.map((m: any) => m.type)).toEqual(["api_key", "email_otp", "agent_token", "x402", "mpp"]);
+    expect(body.auth.methods.map((m: any) => m.type)).toEqual(["api_key", "email_otp", "agent_token", "x402", "mpp", "oauth"]);
     expect((await fetch(body.links.openapi)).status).toBe(200);
     expect((await fetch(body.auth.methods[1].request, { method: "POST" })).status).toBe(422);
   });

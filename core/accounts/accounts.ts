@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { credit } from "../billing/ledger.js";
-import type { Transaction } from "../db/database.js";
+import type { Executor, Transaction } from "../db/database.js";
 import { accountIdentities } from "../db/schema/account-identities.js";
 import { accounts } from "../db/schema/accounts.js";
 import { newId } from "../ids.js";
@@ -82,4 +82,10 @@ export async function findOrCreateAccountByIdentity(
   }
   await grantSignupCredit(tx, accountId, signup.creditMicros, signup.at);
   return { accountId, created: true };
+}
+
+/** How a page names an account to its owner: its e-mail address, else its wallet, else its id. */
+export async function accountLabel(db: Executor, accountId: string): Promise<string> {
+  const [row] = await db.select({ email: accounts.email, wallet: accounts.walletAddress }).from(accounts).where(eq(accounts.accountId, accountId));
+  return row?.email ?? row?.wallet ?? accountId;
 }

@@ -71,6 +71,18 @@ export async function requestOtp(core: Core, input: { email: string; ip: string 
  * counts toward the per-address and per-IP limits, right or wrong; every failure gives the same answer.
  */
 export async function verifyOtp(core: Core, input: { email: string; otp: string; ip: string }) {
+  return redeemOtp(core, input, (tx, email) => issueKeyForEmail(core, tx, email, "sign-in"));
+}
+
+/**
+ * Signs an address in with its code and answers its account (created on first sign-in), minting
+ * no key: the OAuth sign-in page's way in. The same limits and answers as verifyOtp.
+ */
+export async function signInWithOtp(core: Core, input: { email: string; otp: string; ip: string }) {
+  return redeemOtp(core, input, (tx, email) => findOrCreateAccountByEmail(tx, email, { creditMicros: usdToMicros(core.config.signupCreditUsd), at: core.now() }));
+}
+
+async function redeemOtp<T>(core: Core, input: { email: string; otp: string; ip: string }, signIn: (tx: Transaction, email: string) => Promise<T>): Promise<T> {
   const email = normalizeEmail(input.email);
   const now = core.now();
   // Counted in its own transaction so that a wrong code still uses up an attempt.
@@ -89,7 +101,7 @@ export async function verifyOtp(core: Core, input: { email: string; otp: string;
     const valid = row !== undefined && row.expiresAt > now && safeEqual(row.codeHash, codeHash(core, email, input.otp));
     if (!valid) throw new AppError("invalid_otp", "The code is invalid or has expired. Request a new one with POST /v1/auth/otp.");
     await tx.delete(otpCodes).where(eq(otpCodes.email, email));
-    return issueKeyForEmail(core, tx, email, "sign-in");
+    return signIn(tx, email);
   });
 }
 

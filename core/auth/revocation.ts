@@ -3,11 +3,12 @@ import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { agentTokens } from "../db/schema/agent-tokens.js";
 import { apiKeys } from "../db/schema/api-keys.js";
+import { oauthConnections } from "../db/schema/oauth-connections.js";
 import { relayTickets } from "../db/schema/relay-tickets.js";
 
 /**
  * Announced when a credential is revoked, `{credential_id}` (a key_id, an agent token's
- * token_id): every process drops it from its caches and ends what it opened (sockets, waits).
+ * token_id, an OAuth connection's connection_id): every process drops it from its caches and ends what it opened (sockets, waits).
  */
 export const CREDENTIAL_REVOKED_CHANNEL = "auth.credential_revoked";
 
@@ -82,7 +83,11 @@ class Revocations {
     const { db } = this.core;
     const keys = await db.select({ id: apiKeys.keyId }).from(apiKeys).where(and(inArray(apiKeys.keyId, ids), isNotNull(apiKeys.revokedAt)));
     const tokens = await db.select({ id: agentTokens.tokenId }).from(agentTokens).where(and(inArray(agentTokens.tokenId, ids), isNotNull(agentTokens.revokedAt)));
-    for (const { id } of [...keys, ...tokens]) this.revoked(id);
+    const connections = await db
+      .select({ id: oauthConnections.connectionId })
+      .from(oauthConnections)
+      .where(and(inArray(oauthConnections.connectionId, ids), isNotNull(oauthConnections.revokedAt)));
+    for (const { id } of [...keys, ...tokens, ...connections]) this.revoked(id);
   }
 }
 

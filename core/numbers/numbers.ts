@@ -37,6 +37,16 @@ export async function loadNumber(db: Executor, accountId: string, numberId: stri
   return row;
 }
 
+/** The agent that answers one of the account's active phone numbers (null when none does), or a 404. */
+export async function agentAnswering(db: Executor, accountId: string, phoneNumber: string): Promise<string | null> {
+  const [row] = await db
+    .select({ agentId: numbers.agentId })
+    .from(numbers)
+    .where(and(eq(numbers.phoneNumber, phoneNumber), eq(numbers.accountId, accountId), eq(numbers.status, "active")));
+  if (!row) throw notFound("active number", phoneNumber);
+  return row.agentId;
+}
+
 /** A carrier failure becomes a clear 4xx (or a 502 when the carrier cannot be used). */
 const failedAt = (defaultField: string) => (error: unknown): never => {
   throw carrierFailure(error, defaultField);

@@ -3,7 +3,11 @@ import { authenticateAgentToken, type Actor } from "../../core/auth/agent-tokens
 import { authenticateApiKey, type ApiKeyPrincipal } from "../../core/auth/api-keys.js";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
+import type { OAuthPrincipal } from "../../core/oauth/connections.js";
+import { ALL_SCOPES } from "../../core/oauth/scopes.js";
 import type { AuthPolicy } from "../../discovery/operation.js";
+import { authenticateAccessToken } from "../oauth/bearer.js";
+import { PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 import { wrongCredentialDetail } from "./credential-hints.js";
 
 export type ApiKeyAuth = ApiKeyPrincipal & { kind: "api_key" };
@@ -13,6 +17,8 @@ export type PushTokenAuth = { kind: "push_token"; token: string };
 
 /** An account's agent token (a no-signup wallet's, or one minted with an API key). */
 export type AgentTokenAuth = { kind: "agent_token"; accountId: string; tokenId: string };
+/** An MCP client signed in with OAuth (DESIGN §9a): its account, scopes, perhaps one agent, and its connection (the credential). */
+export type OAuthAuth = OAuthPrincipal & { kind: "oauth" };
 /** The credential a paying request came with, naming the account to credit. */
 export type PayingCredential = { kind: "api_key"; id: string } | { kind: "agent_token"; id: string; token: string };
 /** A request that still has to pay (the payment gate resolves it); `accountId` and `credential` if a credential names the account. */
@@ -41,7 +47,9 @@ export type PrincipalFor<A extends AuthPolicy> = A extends "none"
           ? WalletAuth
           : A extends "payment"
             ? PaymentAuth
-            : never;
+            : A extends "mcp"
+              ? ApiKeyAuth | AgentTokenAuth | OAuthAuth
+              : never;
 
 /** The bearer token of an Authorization header, or undefined when it is absent or not `Bearer <token>`. */
 export function bearerToken(authorization: string | undefined): string | undefined {
@@ -59,10 +67,54 @@ function challenge(error?: string): Record<string, string> {
   return { "WWW-Authenticate": error ? `Bearer realm="agentline", error="${error}"` : `Bearer realm="agentline"` };
 }
 
+/**
+ * `WWW-Authenticate` for a 401 at /mcp: also the way for an OAuth client to find this service's
+ * authorization server (RFC 9728's resource_metadata), and the scopes to ask for.
+ */
+export function mcpChallenge(core: Core, error?: string): Record<string, string> {
+  const params = [`resource_metadata="${core.baseUrl}${PROTECTED_RESOURCE_PATH}"`, `scope="${ALL_SCOPES.join(" ")}"`];
+  return { "WWW-Authenticate": `Bearer ${['realm="agentline"', ...(error ? [`error="${error}"`] : []), ...params].join(", ")}` };
+}
+
+/** /mcp: an API key or agent token as everywhere, or an OAuth access token this service issued for it. */
+async function authenticateMcp(core: Core, token: string | undefined): Promise<ApiKeyAuth | AgentTokenAuth | OAuthAuth> {
+  if (!token) {
+    throw new AppError(
+      "unauthorized",
+      `Missing credentials. Send an API key ('Authorization: Bearer sk_...') or an agent_token, or sign in with OAuth: ${core.baseUrl}${PROTECTED_RESOURCE_PATH} names the authorization server.`,
+      { headers: mcpChallenge(core) },
+    );
+  }
+  if (token.startsWith("at_")) {
+    const principal = await authenticateAgentToken(core, token);
+    if (!principal) {
+      throw new AppError("unauthorized", "The agent_token is invalid or has been revoked. Get one from the top-up route, /v1/billing/topup/x402/pay, or POST /v1/auth/agent-tokens with an API key.", {
+        headers: mcpChallenge(core, "invalid_token"),
+      });
+    }
+    return { kind: "agent_token", accountId: principal.accountId, tokenId: principal.tokenId };
+  }
+  if (token.startsWith("sk_")) {
+    const principal = await authenticateApiKey(core, token);
+    if (!principal) throw new AppError("unauthorized", "The API key is invalid or has been revoked.", { headers: mcpChallenge(core, "invalid_token") });
+    return { kind: "api_key", ...principal };
+  }
+  const wrongKind = wrongCredentialDetail("mcp", token);
+  if (wrongKind) throw new AppError("unauthorized", wrongKind, { headers: mcpChallenge(core, "invalid_token") });
+  const principal = await authenticateAccessToken(core, token);
+  if (!principal) {
+    throw new AppError("unauthorized", "The access token is unknown, expired or revoked, or was issued for another resource. Refresh it, or sign in again.", {
+      headers: mcpChallenge(core, "invalid_token"),
+    });
+  }
+  return { kind: "oauth", ...principal };
+}
+
 /** Checks a request's credentials against the route's policy; throws a 401 problem when they fail. */
 export async function authenticate(core: Core, policy: AuthPolicy, req: Request): Promise<unknown> {
   if (policy === "none") return { kind: "anonymous" } satisfies Anonymous;
   const token = bearerToken(req.get("authorization"));
+  if (policy === "mcp") return authenticateMcp(core, token);
   const paying = policy === "agent_token_or_payment" || policy === "payment";
   if (!token && paying) return { kind: "unpaid", accountId: null } satisfies UnpaidAuth;
   if (token?.startsWith("at_") && (paying || policy === "api_key_or_agent_token")) {

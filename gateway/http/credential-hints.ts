@@ -6,6 +6,7 @@ const TAKES: Record<Exclude<AuthPolicy, "none">, string> = {
   api_key_or_agent_token: "an API key ('Bearer sk_...') or a wallet's agent_token ('Bearer at_...')",
   agent_token_or_payment: "a wallet's agent_token ('Bearer at_...') or a payment (x402 or MPP)",
   payment: "a payment (x402 or MPP), with an API key ('Bearer sk_...') when it should credit that account",
+  mcp: "an API key ('Bearer sk_...'), a wallet's agent_token ('Bearer at_...') or an OAuth access token of this service",
 };
 
 const KINDS: Array<{ prefix: string; name: string; where: string }> = [

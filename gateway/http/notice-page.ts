@@ -19,6 +19,7 @@ export const NOTICE_PAGE_HEADERS = {
   "Cache-Control": "no-store",
 };
 
-function escapeHtml(text: string): string {
+/** Text made safe to put in HTML, in an element or an attribute. */
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -12,6 +12,7 @@ import { mcpRoutes } from "./mcp.js";
 import { messageRoutes } from "./messages.js";
 import { metricsRoutes } from "./metrics.js";
 import { numberRoutes } from "./numbers.js";
+import { oauthRoutes } from "./oauth.js";
 import { sandboxRoutes } from "./sandbox.js";
 import { topupRoutes } from "./topup.js";
 import { voiceRoutes } from "./voices.js";
@@ -37,6 +38,7 @@ export function allRoutes(config: Pick<Config, "carrier"> & Partial<Pick<Config,
     ...topupRoutes(config.payments),
     ...x402Routes,
     ...mcpRoutes,
+    ...oauthRoutes,
     ...metricsRoutes,
   );
   if (config.carrier === "sandbox") routes.push(...sandboxRoutes);

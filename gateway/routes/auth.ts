@@ -103,6 +103,7 @@ export const authRoutes = [
     query: AgentIdCallbackQuery,
     response: { status: 200, description: "Signed in, or refused by the user: you can close this window", schema: HtmlPage, contentType: "text/html" },
     otherResponses: [
+      { status: 303, description: "Signed in for the OAuth sign-in page (DESIGN §9a), which the browser goes back to" },
       { status: 400, description: "The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token)", schema: HtmlPage, contentType: "text/html" },
       { status: 503, description: "The identity provider could not be reached", schema: HtmlPage, contentType: "text/html" },
     ],
@@ -111,6 +112,8 @@ export const authRoutes = [
       // express answers HEAD with this handler; a link checker's HEAD would spend the one-time code.
       if (req.method === "HEAD") throw new AppError("method_not_allowed", "HEAD is not allowed here: opening this page completes the sign-in. Use GET.", { headers: { Allow: "GET" } });
       const page = await completeAgentIdCallback(core, new URL(req.originalUrl, "http://callback.invalid").searchParams);
+      // Started from the OAuth sign-in page: the browser goes back there to carry on.
+      if (page.continueUrl) return new Reply(303, undefined, { ...NOTICE_PAGE_HEADERS, Location: page.continueUrl });
       const title = page.outcome === "signed_in" ? "Signed in" : page.outcome === "denied" ? "Sign-in refused" : "Sign-in failed";
       return new Reply(page.status, noticePage(title, page.message), NOTICE_PAGE_HEADERS);
     },

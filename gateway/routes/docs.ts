@@ -17,6 +17,9 @@ const ServiceRoot = z
     openapi: z.string().meta({ description: "The live contract, for machines" }),
     service: z.string().meta({ description: "The service discovery document" }),
     health: z.string(),
+    mcp: z.string().meta({ description: "The MCP server (Streamable HTTP)" }),
+    oauth_protected_resource: z.string().meta({ description: "How MCP clients sign in to /mcp with OAuth (RFC 9728)" }),
+    oauth_authorization_server: z.string().meta({ description: "This service's OAuth authorization server metadata (RFC 8414)" }),
   })
   .meta({ id: "ServiceRoot" });
 
@@ -66,6 +69,9 @@ export const docsRoutes = [
         openapi: `${base}/openapi.json`,
         service: `${base}/.well-known/service.json`,
         health: `${base}/health`,
+        mcp: `${base}/mcp`,
+        oauth_protected_resource: `${base}/.well-known/oauth-protected-resource/mcp`,
+        oauth_authorization_server: `${base}/.well-known/oauth-authorization-server`,
       };
     },
   }),

@@ -1,9 +1,12 @@
 import type { Request } from "express";
 import { z } from "zod";
+import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
+import { missingScope, steppedUpScope } from "../../mcp/scopes.js";
 import { serveMcpRequest } from "../../mcp/http.js";
-import { actorOf } from "../http/authenticate.js";
+import { actorOf, type OAuthAuth } from "../http/authenticate.js";
 import { publicBaseUrl } from "../http/problem.js";
+import { PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 import { defineRoute } from "../http/route.js";
 
 /** One JSON-RPC 2.0 message; the MCP SDK checks the rest. */
@@ -49,6 +52,19 @@ function checkHeaders(req: Request): void {
   if (!req.is("application/json")) throw new AppError("unsupported_media_type", "Send the JSON-RPC message with 'Content-Type: application/json'.");
 }
 
+/**
+ * A tool call beyond the OAuth token's scopes is refused before it runs, as HTTP 403 with the
+ * step-up challenge (the MCP authorization spec): the client signs in again for the scopes named.
+ */
+function checkScope(core: Core, auth: OAuthAuth, body: unknown): void {
+  const missing = missingScope(core.config, body, auth.scopes);
+  if (!missing) return;
+  const scope = steppedUpScope(auth.scopes, missing);
+  throw new AppError("insufficient_scope", `This tool needs the ${missing} scope, which this connection was not granted. Sign in again allowing: ${scope}.`, {
+    headers: { "WWW-Authenticate": `Bearer realm="agentline", error="insufficient_scope", scope="${scope}", resource_metadata="${core.baseUrl}${PROTECTED_RESOURCE_PATH}"` },
+  });
+}
+
 /** The MCP server over Streamable HTTP (stateless): every operation as a tool for LLM agents. */
 export const mcpRoutes = [
   defineRoute({
@@ -58,12 +74,14 @@ export const mcpRoutes = [
     summary: "MCP server (Streamable HTTP)",
     description:
       "The Model Context Protocol endpoint: tools/list and tools/call over Streamable HTTP, stateless (no session id; GET and DELETE are 405). " +
-      "Authorize with an API key or a no-signup agent_token as a Bearer token. Send `Accept: application/json, text/event-stream` (else 406) and " +
+      "Authorize with an API key or a no-signup agent_token as a Bearer token, or sign in with OAuth (MCP authorization): a 401 names the protected " +
+      "resource metadata in WWW-Authenticate, and a tool call beyond the access token's scopes is a 403 insufficient_scope naming the scopes to ask for. " +
+      "Send `Accept: application/json, text/event-stream` (else 406) and " +
       "`Content-Type: application/json`. A browser request whose Origin is neither this service's nor loopback is a 403. " +
       "A tool's failure is a result with isError true; an unknown tool is a JSON-RPC error -32602; a message the transport cannot take is a 400 " +
       "with a JSON-RPC error (application/json); the other refusals are problems.",
     tags: ["MCP"],
-    auth: "api_key_or_agent_token",
+    auth: "mcp",
     body: z.union([JsonRpcMessage, z.array(JsonRpcMessage).min(1)]),
     protocolBody: true,
     response: { status: 200, description: "The JSON-RPC response", schema: JsonRpcMessage },
@@ -75,7 +93,10 @@ export const mcpRoutes = [
     handler: async ({ core, auth, req, res, body }) => {
       checkOrigin(req);
       checkHeaders(req);
-      await serveMcpRequest(core, { accountId: auth.accountId, credentialId: actorOf(auth).id }, req, res, body);
+      if (auth.kind === "oauth") checkScope(core, auth, body);
+      // The credential whose revoke ends what the request holds open (a wait_for_event): an OAuth client's is its connection.
+      const credentialId = auth.kind === "oauth" ? auth.connectionId : actorOf(auth).id;
+      await serveMcpRequest(core, { accountId: auth.accountId, credentialId, agentId: auth.kind === "oauth" ? auth.agentId : null }, req, res, body);
     },
   }),
 ];

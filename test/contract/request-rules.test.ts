@@ -34,7 +34,7 @@ const SECRET_OR_PAYMENT = ["mintApiKey", "mintAgentToken", "rotateAgentToken", "
 const takesIdempotencyKey = (r: (typeof routes)[number]) => r.method === "post" && r.auth !== "none" && r.path !== "/mcp" && !SECRET_OR_PAYMENT.includes(r.operationId);
 
 /** The credential a route takes from a test: an API key where one is accepted, else none (a payment route validates first). */
-const keyFor = (auth: string) => (auth.startsWith("api_key") ? account.apiKey : null);
+const keyFor = (auth: string) => (auth.startsWith("api_key") || auth === "mcp" ? account.apiKey : null);
 const concrete = (path: string) => path.replace(/\{\w+\}/g, "x_1");
 
 describe("one rule for query strings", () => {

@@ -1,4 +1,4 @@
-import { and, eq, gt, lt } from "drizzle-orm";
+import { and, eq, gt, isNotNull, lt } from "drizzle-orm";
 import { findOrCreateAccountByIdentity } from "../../accounts/accounts.js";
 import { usdToMicros } from "../../billing/money.js";
 import type { AgentIdSettings } from "../../config.js";
@@ -37,6 +37,8 @@ export interface CallbackPage {
   status: 200 | 400 | 503;
   outcome: "signed_in" | "denied" | "failed";
   message: string;
+  /** Signed in from another sign-in page: where the browser goes on (instead of this page). */
+  continueUrl?: string;
 }
 
 const clients = new WeakMap<Core, AgentIdClient>();
@@ -60,7 +62,7 @@ const redirectUri = (core: Core) => core.baseUrl + AGENTID_CALLBACK_PATH;
  * Starts a sign-in: an authorization URL for the agent (or its user) to open, and a session id
  * to poll. The session id is a bearer secret of its own and never appears in the URL.
  */
-export async function startAgentIdSignIn(core: Core, input: { loginHint?: string | undefined; ip: string }) {
+export async function startAgentIdSignIn(core: Core, input: { loginHint?: string | undefined; ip: string; continueUrl?: string }) {
   const { settings, client } = agentIdClient(core);
   const now = core.now();
   await core.db.transaction((tx) =>
@@ -73,6 +75,7 @@ export async function startAgentIdSignIn(core: Core, input: { loginHint?: string
     stateHash: hashToken(request.state),
     sealedChecks: sealSecret(sealKey(core), JSON.stringify({ nonce: request.nonce, codeVerifier: request.codeVerifier })),
     intervalS: POLL_INTERVAL_S,
+    continueUrl: input.continueUrl ?? null,
     expiresAt: new Date(now.getTime() + settings.sessionTtlS * 1000),
     createdAt: now,
   });
@@ -96,7 +99,7 @@ export async function completeAgentIdCallback(core: Core, query: URLSearchParams
     .update(agentIdSessions)
     .set({ status: "redeeming" })
     .where(and(eq(agentIdSessions.stateHash, stateHash), eq(agentIdSessions.status, "pending"), gt(agentIdSessions.expiresAt, now)))
-    .returning({ sessionHash: agentIdSessions.sessionHash, sealedChecks: agentIdSessions.sealedChecks });
+    .returning({ sessionHash: agentIdSessions.sessionHash, sealedChecks: agentIdSessions.sealedChecks, continueUrl: agentIdSessions.continueUrl });
   if (!session) return refusedCallback(core, stateHash, now);
 
   const checks = openChecks(core, session.sealedChecks!);
@@ -112,6 +115,7 @@ export async function completeAgentIdCallback(core: Core, query: URLSearchParams
   await recordRedemption(core, session.sessionHash, result);
   switch (result.kind) {
     case "signed_in":
+      if (session.continueUrl) return { status: 200, outcome: "signed_in", message: "You are signed in to agentline.", continueUrl: session.continueUrl };
       return { status: 200, outcome: "signed_in", message: "You are signed in to agentline. You can close this window: your agent collects its API key by polling." };
     case "denied":
       return { status: 200, outcome: "denied", message: `${result.reason} You can close this window.` };
@@ -206,4 +210,18 @@ export async function pollAgentIdSignIn(core: Core, input: { sessionId: string; 
   });
   if (outcome.kind === "problem") throw outcome.error;
   return outcome.result;
+}
+
+/**
+ * The account of a completed sign-in that was started from another sign-in page (with a
+ * `continueUrl`), exactly once: that page signs the browser in with it, and no key is minted.
+ * Null for a session that is unknown, not completed, already claimed, or not such a sign-in.
+ */
+export async function claimAgentIdAccount(core: Core, sessionId: string): Promise<string | null> {
+  const [claimed] = await core.db
+    .update(agentIdSessions)
+    .set({ status: "claimed" })
+    .where(and(eq(agentIdSessions.sessionHash, hashToken(sessionId)), eq(agentIdSessions.status, "completed"), isNotNull(agentIdSessions.continueUrl), gt(agentIdSessions.expiresAt, core.now())))
+    .returning({ accountId: agentIdSessions.accountId });
+  return claimed?.accountId ?? null;
 }

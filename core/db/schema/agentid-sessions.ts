@@ -25,6 +25,12 @@ export const agentIdSessions = pgTable(
     accountCreated: boolean("account_created").notNull().default(false),
     /** Why the sign-in failed or was refused, for the poll's problem detail. */
     failure: text("failure"),
+    /**
+     * Where the browser goes once signed in, instead of the "you can close this window" page:
+     * set when the sign-in was started from another sign-in page (the OAuth one), which then
+     * collects the account once instead of an API key.
+     */
+    continueUrl: text("continue_url"),
     /** Seconds the agent must leave between polls; raised by 5 at each slow_down (RFC 8628). */
     intervalS: integer("interval_s").notNull(),
     lastPolledAt: timestamptz("last_polled_at"),

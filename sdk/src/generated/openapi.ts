@@ -41,6 +41,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata (root form)
+         * @description The same document as /.well-known/oauth-protected-resource/mcp, for clients that look at the root.
+         */
+        get: operations["getProtectedResourceMetadataRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of /mcp
+         * @description RFC 9728, at the path named by /mcp's 401 (`resource_metadata`): /mcp's resource identifier, its authorization server (this service) and scopes.
+         */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/service.json": {
         parameters: {
             query?: never;
@@ -149,7 +189,7 @@ export interface paths {
         put?: never;
         /**
          * MCP server (Streamable HTTP)
-         * @description The Model Context Protocol endpoint: tools/list and tools/call over Streamable HTTP, stateless (no session id; GET and DELETE are 405). Authorize with an API key or a no-signup agent_token as a Bearer token. Send `Accept: application/json, text/event-stream` (else 406) and `Content-Type: application/json`. A browser request whose Origin is neither this service's nor loopback is a 403. A tool's failure is a result with isError true; an unknown tool is a JSON-RPC error -32602; a message the transport cannot take is a 400 with a JSON-RPC error (application/json); the other refusals are problems.
+         * @description The Model Context Protocol endpoint: tools/list and tools/call over Streamable HTTP, stateless (no session id; GET and DELETE are 405). Authorize with an API key or a no-signup agent_token as a Bearer token, or sign in with OAuth (MCP authorization): a 401 names the protected resource metadata in WWW-Authenticate, and a tool call beyond the access token's scopes is a 403 insufficient_scope naming the scopes to ask for. Send `Accept: application/json, text/event-stream` (else 406) and `Content-Type: application/json`. A browser request whose Origin is neither this service's nor loopback is a 403. A tool's failure is a result with isError true; an unknown tool is a JSON-RPC error -32602; a message the transport cannot take is a 400 with a JSON-RPC error (application/json); the other refusals are problems.
          */
         post: operations["mcp"];
         delete?: never;
@@ -408,6 +448,46 @@ export interface paths {
          */
         post: operations["startAgentIdSignIn"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connected MCP clients
+         * @description The clients (Claude, ChatGPT, VS Code, Cursor, ...) the account allowed with OAuth, newest first: what each may do, and for which agent.
+         */
+        get: operations["listConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/connections/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect an MCP client
+         * @description Its access and refresh tokens stop working at once, on every process; the client must sign in again (and be allowed again) to reconnect.
+         */
+        delete: operations["disconnect"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2074,6 +2154,45 @@ export interface components {
             /** @enum {string} */
             status: "queued" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
         };
+        /** @description An MCP client connected to the account with OAuth */
+        Connection: {
+            /** @description The one agent it may see and act for; null for the whole account */
+            agent_id: string | null;
+            /** @description The client's OAuth client_id: random for a registered client, a URL for one that publishes a client ID metadata document */
+            client_id: string;
+            /** @description What the client calls itself, as the consent page showed it */
+            client_name: string;
+            /** @description `conn_...`: disconnect it with DELETE /v1/auth/connections/{connection_id} */
+            connection_id: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its sign-in ends at the latest; the client must sign in again after
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it last used /mcp (to the minute)
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            last_used_at: string | null;
+            /** @description Where its authorization answer went */
+            redirect_host: string;
+            /** @description What it may do */
+            scopes: ("agentline:read" | "agentline:write" | "agentline:spend")[];
+        };
+        ConnectionList: {
+            data: components["schemas"]["Connection"][];
+            has_more: boolean;
+            limit: number;
+            offset: number;
+        };
         ContextPushResult: {
             call_ending: boolean;
             call_id: string;
@@ -2182,6 +2301,17 @@ export interface components {
             has_more: boolean;
             limit: number;
             offset: number;
+        };
+        Disconnected: {
+            connection_id: string;
+            /** @enum {boolean} */
+            disconnected: true;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            disconnected_at: string;
         };
         Event: {
             account_id: string;
@@ -2645,6 +2775,17 @@ export interface components {
             status: number;
             title: string;
         };
+        /** @description OAuth 2.0 Protected Resource Metadata (RFC 9728) of /mcp */
+        ProtectedResourceMetadata: {
+            /** @description This service's own issuer */
+            authorization_servers: string[];
+            bearer_methods_supported: string[];
+            /** @description The MCP endpoint, <BASE_URL>/mcp: the `resource` (RFC 8707) every token is minted for */
+            resource: string;
+            resource_documentation: string;
+            resource_name: string;
+            scopes_supported: string[];
+        };
         RateCard: {
             calls: {
                 /** @enum {number} */
@@ -2793,6 +2934,8 @@ export interface components {
                 docs: string;
                 health: string;
                 mcp: string;
+                oauth_authorization_server: string;
+                oauth_protected_resource: string;
                 openapi: string;
                 payments: string;
             };
@@ -2804,7 +2947,13 @@ export interface components {
             /** @description The API reference, for people */
             docs: string;
             health: string;
+            /** @description The MCP server (Streamable HTTP) */
+            mcp: string;
             name: string;
+            /** @description This service's OAuth authorization server metadata (RFC 8414) */
+            oauth_authorization_server: string;
+            /** @description How MCP clients sign in to /mcp with OAuth (RFC 9728) */
+            oauth_protected_resource: string;
             /** @description The live contract, for machines */
             openapi: string;
             /** @description The service discovery document */
@@ -3445,6 +3594,88 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentPaymentsDocument"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getProtectedResourceMetadataRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
             /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
@@ -4811,6 +5042,14 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Signed in for the OAuth sign-in page (DESIGN §9a), which the browser goes back to */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token) */
             400: {
                 headers: {
@@ -5050,6 +5289,127 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1–100 (default 20) */
+                limit?: number;
+                /** @description Items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of connections */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionList"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    disconnect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Disconnected"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
