@@ -87,6 +87,6 @@ describe("payment discovery", () => {
 
   it("names the no-signup sign-in methods in service.json", async () => {
     const { body } = await api.get("/.well-known/service.json");
-    expect(body.auth.methods.map((m: any) => m.type)).toEqual(["api_key", "email_otp", "agent_token", "x402", "mpp"]);
+    expect(body.auth.methods.map((m: any) => m.type)).toEqual(["api_key", "email_otp", "agent_token", "x402", "mpp", "oauth"]);
   });
 });
