@@ -17,8 +17,9 @@ export interface Bystander {
   sample(n: number): Promise<number[]>;
 }
 
-export async function bystander(service: TestService): Promise<Bystander> {
-  const account = await createAccount(service.core);
+/** The account is made here, or given (a service in its own process: made in its database before it started). */
+export async function bystander(service: Pick<TestService, "baseUrl"> & Partial<Pick<TestService, "core">>, given?: TestAccount): Promise<Bystander> {
+  const account = given ?? (await createAccount(service.core!));
   const api = new Api(service.baseUrl, account.apiKey);
   const created = await api.post("/v1/agents", { name: "bystander" });
   expect(created.status).toBe(201);
