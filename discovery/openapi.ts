@@ -18,7 +18,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   413: "Body larger than 1 MiB",
   415: "Body is not JSON",
   422: "Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one)",
-  429: "Rate limited; see Retry-After",
+  429: "Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After",
   503: "A dependency is unavailable; see Retry-After",
 };
 
@@ -43,7 +43,8 @@ export function problemStatuses(op: Operation): number[] {
   // Every route refuses a query parameter it does not define.
   statuses.add(422);
   if (takesIdempotencyKey(op)) statuses.add(409);
-  if (op.auth !== "none") statuses.add(401);
+  // An authenticated request counts among its account's requests in flight (account_requests).
+  if (op.auth !== "none") [401, 429].forEach((s) => statuses.add(s));
   if (op.price) statuses.add(402);
   if (op.params) statuses.add(404);
   if (op.body) [400, 413, 415].forEach((s) => statuses.add(s));

@@ -1,4 +1,14 @@
 import { z } from "zod";
+import type { Limits } from "../core/config.js";
+import type { LimitName } from "../core/errors.js";
+import { LIMITS } from "../core/limits.js";
+
+const Limit = z.object({
+  max: z.number().int().meta({ description: "The ceiling, as this deployment sets it" }),
+  counts: z.string().meta({ description: "What is counted" }),
+  beyond: z.string().meta({ description: "What a client meets beyond it" }),
+  setting: z.string().meta({ description: "The server setting that sets it" }),
+});
 
 export const ServiceDocument = z
   .object({
@@ -22,6 +32,9 @@ export const ServiceDocument = z
       transports: z.array(z.object({ type: z.string(), description: z.string() }).catchall(z.unknown())),
     }),
     carrier: z.string(),
+    limits: z
+      .object({ account_sockets: Limit, account_waits: Limit, account_agents: Limit, account_requests: Limit, ip_connections: Limit } satisfies Record<LimitName, typeof Limit>)
+      .meta({ description: "What one account (or client address) may hold at once; a refusal names the limit (429 limit_reached, `limit` and `max`)" }),
   })
   .meta({ id: "ServiceDocument" });
 export type ServiceDocument = z.infer<typeof ServiceDocument>;
@@ -35,6 +48,7 @@ export interface ServiceFeatures {
   payments: boolean;
   /** Event transports that are live, in order of preference. */
   transports: Array<"relay" | "webhook" | "mailbox">;
+  limits: Limits;
 }
 
 const TRANSPORTS = {
@@ -113,5 +127,12 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
     auth: { methods },
     events: { transports: features.transports.map((t) => TRANSPORTS[t](baseUrl)) },
     carrier: features.carrier,
+    limits: limitsDocument(features.limits),
   };
+}
+
+/** Each limit with its value in this deployment and what happens beyond it. */
+function limitsDocument(limits: Limits): ServiceDocument["limits"] {
+  const entries = Object.entries(LIMITS).map(([name, limit]) => [name, { max: limits[limit.setting], counts: limit.counts, beyond: limit.beyond, setting: limit.env }]);
+  return Object.fromEntries(entries) as ServiceDocument["limits"];
 }

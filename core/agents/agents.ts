@@ -1,8 +1,8 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { agents } from "../db/schema/agents.js";
-import { notFound } from "../errors.js";
+import { limitReached, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { toPage, type Page, type Pagination } from "../schemas/common.js";
 import type { Agent, CreateAgentBody, UpdateAgentBody } from "./schemas.js";
@@ -30,20 +30,33 @@ export async function loadAgent(db: Executor, accountId: string, agentId: string
   return row;
 }
 
+// Any fixed number: the namespace of the per-account advisory lock that agent creations take.
+const AGENT_CREATION_LOCK = 7_240_503;
+
+/** Creates an agent, unless the account already has config.limits.accountAgents (429 limit_reached). */
 export async function createAgent(core: Core, accountId: string, input: CreateAgentBody): Promise<Agent> {
-  const [row] = await core.db
-    .insert(agents)
-    .values({
-      agentId: newId("agt"),
-      accountId,
-      name: input.name,
-      description: input.description ?? null,
-      ownerNumber: input.owner_number ?? null,
-      voiceId: input.voice_id ?? null,
-      metadata: input.metadata ?? {},
-    })
-    .returning();
-  return presentAgent(row!);
+  const max = core.config.limits.accountAgents;
+  const row = await core.db.transaction(async (tx) => {
+    // Creations of one account take turns from the count to the commit, so two at the limit
+    // cannot both pass. Raw SQL: the query builder has no advisory locks.
+    await tx.execute(sql`select pg_advisory_xact_lock(${AGENT_CREATION_LOCK}, hashtext(${accountId}))`);
+    const [held] = await tx.select({ agents: count() }).from(agents).where(eq(agents.accountId, accountId));
+    if (held!.agents >= max) throw limitReached("account_agents", max, `This account already has ${max} agents, its limit (account_agents). Delete one to create another.`);
+    const [created] = await tx
+      .insert(agents)
+      .values({
+        agentId: newId("agt"),
+        accountId,
+        name: input.name,
+        description: input.description ?? null,
+        ownerNumber: input.owner_number ?? null,
+        voiceId: input.voice_id ?? null,
+        metadata: input.metadata ?? {},
+      })
+      .returning();
+    return created!;
+  });
+  return presentAgent(row);
 }
 
 export async function listAgents(core: Core, accountId: string, page: Pagination): Promise<Page<Agent>> {

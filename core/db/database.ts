@@ -10,6 +10,8 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import type { Logger } from "../logger.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { fairPglite } from "./fair-queue.js";
+import { TenantGate } from "./tenant-gate.js";
 import { guardClient, guardTransactions } from "./guard.js";
 import { migrationsFolder } from "./paths.js";
 
@@ -89,15 +91,17 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
     }
   }
   const pglite = client;
-  const db = drizzlePglite(pglite) as unknown as Database;
+  // Every statement takes its account's turn on the one connection (fair-queue.ts).
+  const fair = fairPglite(pglite);
+  const db = drizzlePglite({ client: fair }) as unknown as Database;
   return {
     db,
     kind: "pglite",
     postgresClient: undefined,
-    rows: async <Row>(text: string, parameters: unknown[]) => (await pglite.query<Row>(text, parameters)).rows,
+    rows: async <Row>(text: string, parameters: unknown[]) => (await fair.query<Row>(text, parameters)).rows,
     ping: async () => {
       if (pglite.closed) throw new Error("database is closed");
-      await pglite.query("select 1");
+      await fair.query("select 1");
     },
     close: async () => {
       if (!pglite.closed) await pglite.close();
@@ -107,6 +111,7 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
 }
 
 const DEFAULT_DEADLINE_MS = 10_000;
+const POOL_SIZE = 10;
 
 /**
  * Waits between reconnection attempts, in seconds: 50 ms doubling, capped at half a second
@@ -119,7 +124,7 @@ export function reconnectBackoff(retries: number): number {
 
 function openPostgres(url: string, deadlineMs: number): DatabaseHandle {
   const client = postgres(url, {
-    max: 10,
+    max: POOL_SIZE,
     onnotice: () => {},
     // A connection that cannot be made within the deadline is of no use to the request waiting for it.
     connect_timeout: Math.max(1, Math.ceil(deadlineMs / 1000)),
@@ -128,7 +133,8 @@ function openPostgres(url: string, deadlineMs: number): DatabaseHandle {
     keep_alive: 5,
     connection: { statement_timeout: deadlineMs, idle_in_transaction_session_timeout: deadlineMs * 2 },
   });
-  const guarded = guardClient(client);
+  // One account's statements take at most as many of the pool's connections as there are.
+  const guarded = guardClient(client, new TenantGate(POOL_SIZE));
   const db = drizzlePostgres(guarded) as unknown as Database;
   return {
     db,

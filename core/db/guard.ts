@@ -1,5 +1,6 @@
 import type postgres from "postgres";
 import { currentDeadline } from "../request-scope.js";
+import type { TenantGate } from "./tenant-gate.js";
 import type { Database } from "./types.js";
 
 /**
@@ -49,8 +50,10 @@ function preparing(args: Parameters<Sql["unsafe"]>): Parameters<Sql["unsafe"]> {
  * when it passes (queued ones never reach the server). Inside transactions too: the client
  * handed to a `begin` callback is guarded the same way. COMMIT is postgres.js's own and is not
  * touched (guardTransactions decides whether it is sent). Its statements are prepared (above).
+ * With a gate, each statement, and each transaction as a whole, waits for its tenant's turn
+ * (tenant-gate.ts) before it goes to the pool; the statements inside a transaction do not.
  */
-export function guardClient<T extends Sql | postgres.TransactionSql>(sql: T): T {
+export function guardClient<T extends Sql | postgres.TransactionSql>(sql: T, gate?: TenantGate): T {
   return new Proxy(sql, {
     get(target, property, receiver) {
       if (property === "unsafe") {
@@ -59,16 +62,35 @@ export function guardClient<T extends Sql | postgres.TransactionSql>(sql: T): T 
           deadline?.assertLive();
           const query = target.unsafe(...preparing(args));
           deadline?.track(query);
+          if (gate) throughGate(query, gate);
           return query;
         };
       }
       if (property === "begin" || property === "savepoint") {
         return (...args: unknown[]) => {
           const fn = args.pop() as (inner: postgres.TransactionSql) => unknown;
-          return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[property]!(...args, (inner: postgres.TransactionSql) => fn(guardClient(inner)));
+          const open = () => (target as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[property]!(...args, (inner: postgres.TransactionSql) => fn(guardClient(inner)));
+          return gate && property === "begin" ? gate.run(open) : open();
         };
       }
       return Reflect.get(target, property, receiver);
     },
   });
+}
+
+/**
+ * Hands a query to the pool only in its tenant's turn. postgres.js sends a query by calling its
+ * `handler` when it is first awaited; the gate calls it instead, and holds the turn until the
+ * query settles (read with Promise's own then, which does not send it again). A query the
+ * deadline withdrew meanwhile (cancelled before it was sent) is not sent.
+ */
+function throughGate(query: PromiseLike<unknown>, gate: TenantGate): void {
+  const pending = query as unknown as { handler: (q: unknown) => void; cancelled?: unknown };
+  const send = pending.handler;
+  pending.handler = (q) =>
+    void gate.run(() => {
+      if (pending.cancelled) return Promise.resolve();
+      send(q);
+      return Promise.prototype.then.call(query, () => {}, () => {});
+    });
 }

@@ -6,6 +6,7 @@ import { relaySessions } from "../db/schema/relay-sessions.js";
 import { RELAY_SESSION_CHANNEL } from "../events/channels.js";
 import type { EventEnvelope } from "../events/schemas.js";
 import { newId } from "../ids.js";
+import { inAccountScope } from "../request-scope.js";
 
 /** `runtime` is a free label kept for diagnostics. */
 export const RUNTIME_PATTERN = /^[a-z0-9_-]{1,32}$/;
@@ -33,9 +34,14 @@ function sameTickBatches<T>(write: (core: Core, items: T[]) => Promise<void>): (
 
 /**
  * Registers an agent's relay socket as the one its events go to. A newer socket replaces an
- * older one in any process: the row is overwritten and the holder of the old one is told.
+ * older one in any process: the row is overwritten and the holder of the old one is told. Its
+ * database work takes the account's turn: a socket is opened outside any request.
  */
-export async function openRelaySession(core: Core, accountId: string, agentId: string, runtime: string): Promise<string> {
+export function openRelaySession(core: Core, accountId: string, agentId: string, runtime: string): Promise<string> {
+  return inAccountScope(accountId, () => registerRelaySession(core, accountId, agentId, runtime));
+}
+
+async function registerRelaySession(core: Core, accountId: string, agentId: string, runtime: string): Promise<string> {
   await loadAgent(core.db, accountId, agentId);
   const sessionId = newId("sess");
   const now = core.now();

@@ -32,7 +32,11 @@ export function requestDeadline(deadlineMs: number, logger: Logger): RequestHand
   };
 }
 
-/** Runs a request's handler with its id and deadline current: its log lines carry the id, its database work is bound by the deadline. */
+/**
+ * Runs a request's handler with its id and deadline current: its log lines carry the id, its
+ * database work is bound by the deadline, and takes its client address's turn on the embedded
+ * database until it is authenticated (then its account's: gateway/http/in-flight.ts).
+ */
 export function servingRequest<T>(req: Request, res: Response, fn: () => T): T {
-  return inRequestScope({ requestId: String(req.id), deadline: res.locals.deadline as RequestDeadline | undefined }, fn);
+  return inRequestScope({ requestId: String(req.id), deadline: res.locals.deadline as RequestDeadline | undefined, tenant: `address:${req.ip ?? ""}` }, fn);
 }

@@ -11,6 +11,7 @@ import { authenticate, type AgentTokenAuth, type PrincipalFor, type UnpaidAuth }
 import { servingRequest } from "./deadline.js";
 import { jsonBody } from "./json-body.js";
 import { idempotencyKeyOf, runIdempotent } from "./idempotency.js";
+import { enterAccount } from "./in-flight.js";
 import { payForRequest, withPaymentNote, type PaymentMade } from "./payment-gate.js";
 import { Reply } from "./reply.js";
 import { locateFieldErrors, validateRequest } from "./request-input.js";
@@ -162,6 +163,15 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
     throw new AppError("method_not_allowed", `HEAD is not allowed on ${req.path}: reading it consumes events. Use GET, or GET /v1/events/peek to look without consuming.`, { headers: { Allow: "GET" } });
   }
   const auth = await authenticate(core, route.auth, req);
+  const leave = await enterAccount(core, auth);
+  try {
+    await serveAuthenticated(route, core, req, res, auth);
+  } finally {
+    leave();
+  }
+}
+
+async function serveAuthenticated(route: Route, core: Core, req: Request, res: Response, auth: unknown): Promise<void> {
   const key = idempotencyKeyOf(route, req.get("idempotency-key"), (auth as { kind: string }).kind);
   const { params, query, body } = validateRequest(route, req);
   let principal = auth;

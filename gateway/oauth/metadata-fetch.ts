@@ -1,6 +1,6 @@
 import { request } from "node:https";
 import type { LookupFunction } from "node:net";
-import { guardedLookup, webhookUrlProblem } from "../../core/webhooks/url-guard.js";
+import { guardedLookup, outgoingUrlProblem } from "../../core/net/address-guard.js";
 
 /** A client ID metadata document is small; anything larger is refused unread. */
 export const METADATA_MAX_BYTES = 5 * 1024;
@@ -11,8 +11,9 @@ export const METADATA_TIMEOUT_MS = 5_000;
 export class MetadataFetchError extends Error {}
 
 /**
- * The DNS lookup for what the authorization server fetches: the webhook guard's, so a client's
- * document cannot point the service at its own network. One place to point at a stricter guard.
+ * The DNS lookup for what the authorization server fetches: the one every client-given URL goes
+ * through (core/net/address-guard.ts), so a client's document cannot point the service at its
+ * own network.
  */
 function lookupFor(allowPrivate: boolean): LookupFunction {
   return guardedLookup(allowPrivate);
@@ -47,7 +48,8 @@ export function guardedFetch(allowPrivate: boolean): (input: string | URL | Requ
 
 function fetchOnce(url: URL, init: RequestInit | undefined, lookup: LookupFunction, allowPrivate: boolean): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
-    const problem = url.protocol === "https:" ? webhookUrlProblem(url.href, allowPrivate) : "must be an https:// URL";
+    // The scheme, credentials and an IP-literal host are checked here; a name as it resolves.
+    const problem = url.protocol === "https:" ? outgoingUrlProblem(url, allowPrivate) : "must be an https:// URL";
     if (problem) return reject(new MetadataFetchError(`${url.href} ${problem}`));
     const loopback = allowPrivate && LOOPBACK.has(url.hostname);
     const headers = Object.fromEntries(new Headers(init?.headers ?? {}).entries());

@@ -99,6 +99,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
           agentIdEnabled: core.config.agentId !== undefined,
           payments: true,
           transports: ["relay", "webhook", "mailbox"],
+          limits: core.config.limits,
         }),
     }),
     defineRoute({

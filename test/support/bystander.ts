@@ -17,9 +17,13 @@ export interface Bystander {
   sample(n: number): Promise<number[]>;
 }
 
-/** `service`: a service started in this test, or any service reached at `baseUrl` whose database `core.db` is. */
-export async function bystander(service: Pick<TestService, "baseUrl"> & { core: Pick<TestService["core"], "db"> }): Promise<Bystander> {
-  const account = await createAccount(service.core);
+/**
+ * `service`: a service started in this test, or any service reached at `baseUrl` whose database
+ * `core.db` is. The account is made here, or given (a service in its own process: made in its
+ * database before it started).
+ */
+export async function bystander(service: Pick<TestService, "baseUrl"> & { core?: Pick<TestService["core"], "db"> }, given?: TestAccount): Promise<Bystander> {
+  const account = given ?? (await createAccount(service.core!));
   const api = new Api(service.baseUrl, account.apiKey);
   const created = await api.post("/v1/agents", { name: "bystander" });
   expect(created.status).toBe(201);

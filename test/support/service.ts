@@ -18,6 +18,8 @@ export interface TestServiceOptions {
   mailer?: Mailer;
   /** An existing database to use instead of a fresh clone (several servers sharing one). */
   databaseUrl?: string;
+  /** An existing PGlite data directory instead of a fresh in-memory database (servers taking turns on one). */
+  dataDir?: string;
 }
 
 /** True when the suite runs against PostgreSQL (TEST_DATABASE_URL) rather than PGlite. */
@@ -34,12 +36,13 @@ export async function freshDatabase(): Promise<{ pglite?: PGlite; url?: string; 
 
 /** Starts the whole service in this process on a fresh database, listening on a free port. */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await freshDatabase();
+  const given = options.databaseUrl !== undefined || options.dataDir !== undefined;
+  const database = given ? { url: options.databaseUrl, drop: async () => {} } : await freshDatabase();
   const config: Config = loadConfig({
     PORT: "0",
     LOG_LEVEL: "silent",
     DATABASE_URL: database.url,
-    DATA_DIR: "memory://",
+    DATA_DIR: options.dataDir ?? "memory://",
     ...options.env,
   });
   const running = await startServer(config, {

@@ -1,6 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
-import { guardedLookup, isPrivateAddress, webhookUrlProblem } from "../../core/webhooks/url-guard.js";
+import { guardedLookup, isPrivateAddress } from "../../core/net/address-guard.js";
+import { webhookUrlProblem } from "../../core/webhooks/url-guard.js";
 
 const DEV = "a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development,";
 
