@@ -79,7 +79,7 @@ async function setUp(database: string): Promise<Setup> {
   await handle.close();
   const where: Record<string, string> = database === "pglite" ? { DATA_DIR: dataDir } : { DATABASE_URL: url.toString() };
   // A fixed port: at LOG_LEVEL=warn there is no "listening" line to read it from.
-  const settings = { ...where, LOG_LEVEL: "warn", PORT: String(await freePort()), ACCOUNT_MAX_AGENTS: String(SOCKETS + 1) };
+  const settings = { ...where, LOG_LEVEL: "warn", PORT: String(await freePort()), ACCOUNT_MAX_AGENTS: String(SOCKETS + 1), IP_MAX_CONNECTIONS: "100000" };
   const service = await spawnService(settings, ["node", join(SERVICE_ROOT, "dist/bin/agentline.js"), "serve"]);
   return {
     service,
