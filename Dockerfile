@@ -8,7 +8,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The SDK is an npm workspace: its manifest must be there for the install.
 COPY sdk/package.json ./sdk/
-# patches/: a fix to a dependency applied by patch-package on install (see docs/decisions.md).
+# patches/: a fix to a dependency applied by patch-package on install (see docs/decisions/0053-postgres-js-patch.md).
 COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 # Sources and tsconfig files (.dockerignore keeps node_modules, dist, tests and data out).
@@ -23,7 +23,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY sdk/package.json ./sdk/
-# patches/: a fix to a dependency applied by patch-package on install (see docs/decisions.md).
+# patches/: a fix to a dependency applied by patch-package on install (see docs/decisions/0053-postgres-js-patch.md).
 COPY patches ./patches
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist

@@ -1,6 +1,6 @@
 /**
- * One account floods the service; another tenant's GET is timed meanwhile (docs/decisions.md,
- * "Hostile clients"). The service runs in its own process on a fresh database on disk
+ * One account floods the service; another tenant's GET is timed meanwhile
+ * (docs/decisions/0069-database-fair-share.md). The service runs in its own process on a fresh database on disk
  * (PostgreSQL, then PGlite) with two accounts, the flooder and the bystander. The bystander reads
  * its agent back, one GET after another for FLOOD_SAMPLE_SECONDS, while idle and during each
  * flood:

@@ -3,7 +3,7 @@
  * waiter it has, and drops the rest unparsed. The test suite's FrameSocket keeps every frame,
  * searches them on each arrival and sets a timer per wait; the client shares the two cores with
  * the service and PostgreSQL, so its CPU counted against the service's throughput
- * (docs/decisions.md, "The turn's client, batches and statements").
+ * (docs/decisions/0064-benchmark-method.md).
  */
 import WebSocket from "ws";
 

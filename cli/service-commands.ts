@@ -16,7 +16,7 @@ const load = async () => {
   return { ...config, ...createCore, ...logger, ...errors, ...lock, ...destination };
 };
 
-/** `agentline serve`: the HTTP service, configured by the environment (README, Configuration). */
+/** `agentline serve`: the HTTP service, configured by the environment (docs/configuration.md). */
 export async function serve(): Promise<void> {
   const { loadConfig, createLogger } = await load();
   const { startServer } = await import("../gateway/server.js");

@@ -11,12 +11,12 @@ import { oauthServer } from "./oauth/mount.js";
 export function createApp(core: Core, routes: Route[]): Express {
   const app = express();
   app.disable("x-powered-by");
-  // Live state, read fresh: no ETag, which hashed every body and sent it as a second write (docs/decisions.md).
+  // Live state, read fresh: no ETag, which hashed every body and sent it as a second write (docs/decisions/0063-http-fast-path.md).
   app.set("etag", false);
   app.set("trust proxy", core.config.trustProxy);
   app.locals.baseUrl = core.config.baseUrl;
   // One layer of express's router, not three: each layer it walks parses the URL again and
-  // matches it, a cost every request paid (docs/decisions.md, "Routing").
+  // matches it, a cost every request paid (docs/decisions/0063-http-fast-path.md).
   const serveRoutes = routeHandler(routes, core);
   app.use(Object.assign(inSequence([requestContext(core.logger, core.metrics), requestDeadline(core.config.requestDeadlineMs, core.logger), serveRoutes]), { groups: serveRoutes.groups }));
   app.use(carrierWebhooks(core));

@@ -82,7 +82,7 @@ export class FairQueue {
  * once it is authenticated, its client's address before (a credential's check may read the
  * database), one line for all background work. PGlite runs one statement or transaction at a
  * time, in arrival order, in this thread: 2,000 relay sockets opened by one account held another
- * tenant's GET for 10 s (docs/decisions.md, "Hostile clients"). A transaction holds its turn to
+ * tenant's GET for 10 s (docs/decisions/0069-database-fair-share.md). A transaction holds its turn to
  * the end, as it holds PGlite; the statements inside it go to PGlite's transaction handle.
  */
 export function fairPglite(pglite: PGlite): PGlite {

@@ -6,7 +6,7 @@ import { currentTenant } from "../request-scope.js";
  * before authentication, a call's push token) is never held. For
  * PostgreSQL's pool, whose queue is one line for everybody: 200 requests of one account in flight
  * queued their statements in front of another tenant's, and its GET took 47 ms instead of 0.4
- * (docs/decisions.md, "Hostile clients"). Held here, a tenant's burst waits behind itself.
+ * (docs/decisions/0069-database-fair-share.md). Held here, a tenant's burst waits behind itself.
  */
 export class TenantGate {
   private readonly running = new Map<string, number>();

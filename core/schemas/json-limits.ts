@@ -7,7 +7,7 @@ import { AppError } from "../errors.js";
  * what a byte of a flat string does, and walking deep nesting overflows the stack; within these
  * limits a 1 MiB body costs about what a flat one does. The deepest legitimate body (an MCP
  * tools/call carrying metadata) is about ten levels, the most containers 8 KiB of metadata can
- * hold about four thousand (docs/decisions.md, "Hostile clients").
+ * hold about four thousand (docs/decisions/0067-json-limits.md).
  */
 export const MAX_JSON_DEPTH = 64;
 export const MAX_JSON_CONTAINERS = 10_000;

@@ -4,8 +4,8 @@ import { limitReached } from "../../core/errors.js";
 /**
  * How many WebSockets (relay and softphone) each account holds open in this process, capped at
  * ACCOUNT_MAX_SOCKETS: one account's thousands of sockets would otherwise cost every other
- * tenant (memory, heartbeats, backlog reads). Counted per process (docs/decisions.md, "Hostile
- * clients").
+ * tenant (memory, heartbeats, backlog reads). Counted per process
+ * (docs/decisions/0066-socket-and-connection-limits.md).
  */
 export class AccountSockets {
   private readonly open = new Map<string, number>();

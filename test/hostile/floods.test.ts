@@ -11,7 +11,7 @@ import { freePort, spawnService, type ServiceProcess } from "../support/process.
 
 // One account floods the service; another tenant's GET must stay quick and every one of its
 // requests must succeed. The bounds are generous (a loaded 2-core VM runs these): the figures
-// themselves are bench/floods.ts's, and docs/decisions.md ("Hostile clients") keeps them.
+// themselves are bench/floods.ts's, and docs/decisions/0069-database-fair-share.md keeps them.
 // A flood's bystander p50 may be 10 times its idle p50, and never less than FLOOR_MS.
 const FLOOR_MS = 100;
 const SLOWEST_MS = 3_000;

@@ -2,7 +2,7 @@ import { index, jsonb, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
 
 /**
- * What the OAuth authorization server keeps (docs/decisions.md, "OAuth for remote MCP clients"):
+ * What the OAuth authorization server keeps (docs/decisions/0070-oauth-for-mcp.md):
  * registered clients, browser sessions, sign-in interactions, grants, authorization codes,
  * access and refresh tokens, one row each, so every process sees them and a restart loses none.
  * A row is found by the SHA-256 of its id: for tokens and codes the id is the secret itself,

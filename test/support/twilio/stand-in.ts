@@ -47,7 +47,7 @@ export class TwilioStandIn extends TwilioRest {
     return standIn;
   }
 
-  /** The environment that puts the service on this stand-in (as README's "Going live" says, but local). */
+  /** The environment that puts the service on this stand-in (as docs/operating.md's "Going live with Twilio" says, but local). */
   env(baseUrl: string): Record<string, string> {
     return {
       CARRIER: "twilio",
