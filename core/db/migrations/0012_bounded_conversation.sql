@@ -1,6 +1,6 @@
--- A live turn carries a window of its call's conversation, not the whole of it
--- (docs/decisions/0060-conversation-window.md): every call.utterance stored the call so far, so a
--- long call grew the events table with the square of its length. agentline_open_turn as in 0010, except that it takes the
+-- A live turn carries a window of its call's conversation, not the whole of it (docs/decisions.md,
+-- "Hostile clients"): every call.utterance stored the call so far, so a long call grew the events
+-- table with the square of its length. agentline_open_turn as in 0010, except that it takes the
 -- window the process kept (p_conversation, and p_omitted, the lines before it), reads only the
 -- newest lines when it must read the window afresh, and writes `conversation_omitted` and
 -- `transcript_url` beside `conversation`. Its arguments changed, so the 0010 function is dropped.

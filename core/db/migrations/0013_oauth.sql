@@ -1,4 +1,4 @@
--- OAuth for remote MCP clients (DESIGN §9a, docs/decisions/0070-oauth-for-mcp.md): the authorization server's records
+-- OAuth for remote MCP clients (DESIGN §9a, docs/decisions.md): the authorization server's records
 -- as rows, found by the hash of their id (oauth_records); the clients an account connected
 -- (oauth_connections); and where an AgentID sign-in started from the OAuth sign-in page sends the
 -- browser back (agentid_sessions.continue_url).
