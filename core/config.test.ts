@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig, SECRET_SETTINGS } from "./config.js";
 
 describe("loadConfig", () => {
   it("serves a complete sandbox with nothing set", () => {
@@ -190,5 +190,9 @@ describe("loadConfig", () => {
     // postgres.js's host lists and encoded passwords still pass.
     expect(loadConfig({ DATABASE_URL: "postgres://u:p%40ss@db1:5432,db2:5433/app" }).databaseUrl).toBe("postgres://u:p%40ss@db1:5432,db2:5433/app");
     expect(loadConfig({ SMTP_URL: "smtps://u:p%23w@mail.example.com:465" }).smtpUrl).toBe("smtps://u:p%23w@mail.example.com:465");
+  });
+
+  it("counts as secret exactly the settings that hold a credential", () => {
+    expect([...SECRET_SETTINGS].sort()).toEqual(["AGENTID_CLIENT_SECRET", "METRICS_TOKEN", "SECRET_KEY", "TWILIO_API_KEY_SECRET", "TWILIO_AUTH_TOKEN", "X402_RELAYER_PRIVATE_KEY"]);
   });
 });
