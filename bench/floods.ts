@@ -25,10 +25,10 @@ import { openDatabase } from "../core/db/database.js";
 import { agents } from "../core/db/schema/agents.js";
 import { newId } from "../core/ids.js";
 import { createLogger } from "../core/logger.js";
-import { createAccount } from "../test/support/accounts.js";
-import { percentile } from "../test/support/bystander.js";
-import { requestFlood, socketFlood } from "../test/support/flooder.js";
-import { freePort, projectRoot, spawnService, type ServiceProcess } from "../test/support/process.js";
+import { createAccount } from "../harness/accounts.js";
+import { percentile } from "../harness/percentile.js";
+import { requestFlood, socketFlood } from "../harness/flooder.js";
+import { freePort, projectRoot, spawnService, type ServiceProcess } from "../harness/process.js";
 import { adminUrl, DATABASES, progressLog, round } from "./support.js";
 
 const WAITS = Number(process.env.FLOOD_WAITS ?? 500);

@@ -20,7 +20,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { projectRoot } from "../test/support/process.js";
+import { projectRoot } from "../harness/process.js";
 import { adminUrl, GOALS, openConnections, PACE_MS, postJson, progressLog, reportHeader, requestsPerSecond, round, summary, TURNS_ONE, turnFigures, turnRuns } from "./support.js";
 
 interface Line {

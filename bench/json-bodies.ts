@@ -9,7 +9,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectRoot } from "../test/support/process.js";
+import { projectRoot } from "../harness/process.js";
 import { progressLog, reportHeader, round, setUp, summary } from "./support.js";
 
 const MiB = 1024 * 1024;

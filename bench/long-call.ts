@@ -9,8 +9,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Api } from "../test/support/api.js";
-import { projectRoot } from "../test/support/process.js";
+import { Api } from "../harness/api.js";
+import { projectRoot } from "../harness/process.js";
 import { FrameLine } from "./frame-line.js";
 import { DATABASES, postJson, progressLog, reportHeader, round, setUp, summary, type Setup } from "./support.js";
 

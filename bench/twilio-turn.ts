@@ -12,10 +12,10 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Api } from "../test/support/api.js";
-import { projectRoot } from "../test/support/process.js";
-import { RelayClient } from "../test/support/relay-client.js";
-import { TwilioStandIn } from "../test/support/twilio/stand-in.js";
+import { Api } from "../harness/api.js";
+import { projectRoot } from "../harness/process.js";
+import { RelayClient } from "../harness/relay-client.js";
+import { TwilioStandIn } from "../harness/twilio/stand-in.js";
 import { CALLS, DATABASES, openConnections, postJson, progressLog, reportHeader, setUp, summary, turnFigures, turnRuns } from "./support.js";
 
 type Agent = { agentId: string; relay: RelayClient; acked: number };

@@ -15,10 +15,10 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Api } from "../test/support/api.js";
-import { projectRoot } from "../test/support/process.js";
+import { Api } from "../harness/api.js";
+import { projectRoot } from "../harness/process.js";
 import { FrameLine } from "./frame-line.js";
-import { RelayClient } from "../test/support/relay-client.js";
+import { RelayClient } from "../harness/relay-client.js";
 import { DATABASES, GOALS, openConnections, postJson, progressLog, reportHeader, requestsPerSecond, round, setUp, summary, turnFigures, turnRuns, type Setup } from "./support.js";
 
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);

@@ -4,9 +4,9 @@ import postgres from "postgres";
 import { inject } from "vitest";
 import { openDatabase } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { adminUrl, createTestDatabase } from "../support/postgres.js";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 
 const RESULTS = join(projectRoot, "bench", "results", "faults.json");
 
@@ -69,12 +69,6 @@ export async function ledgerMismatches(sql: postgres.Sql): Promise<unknown[]> {
 }
 
 export const serve = ["node", "dist/bin/agentline.js", "serve"];
-
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
