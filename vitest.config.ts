@@ -16,7 +16,9 @@ const EMBEDDED_ONLY = [
   "test/e2e/readme-first-agent.test.ts",
   "test/e2e/restart-build.test.ts",
   "test/sdk/generated-types.test.ts",
+  "test/shape/bench-and-test-apart.test.ts",
   "test/shape/import-circles.test.ts",
+  "test/shape/patches.test.ts",
   "test/twilio/carrier-check.test.ts",
   "test/twilio/stand-in.test.ts",
 ];

@@ -12,11 +12,12 @@
  *              (autocannon, in a process of its own)
  *
  * Each figure is also given as a ratio to the idle run of the same database in the same run.
- * Printed as measured, and written to bench/results/floods.json. FLOODS_SERVICE_ROOT runs another
- * checkout's build (its dist/) instead of this one's: the figures before a change, beside these.
+ * Printed as measured, and written to floods.json in the results folder (harness/results.ts).
+ * FLOODS_SERVICE_ROOT runs another checkout's build (its dist/) instead of this one's: the figures
+ * before a change, beside these (not written, so they never stand in for this checkout's).
  */
 import { setMaxListeners } from "node:events";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,10 +26,11 @@ import { openDatabase } from "../core/db/database.js";
 import { agents } from "../core/db/schema/agents.js";
 import { newId } from "../core/ids.js";
 import { createLogger } from "../core/logger.js";
-import { createAccount } from "../test/support/accounts.js";
-import { percentile } from "../test/support/bystander.js";
-import { requestFlood, socketFlood } from "../test/support/flooder.js";
-import { freePort, projectRoot, spawnService, type ServiceProcess } from "../test/support/process.js";
+import { createAccount } from "../harness/accounts.js";
+import { percentile } from "../harness/percentile.js";
+import { requestFlood, socketFlood } from "../harness/flooder.js";
+import { freePort, projectRoot, spawnService, type ServiceProcess } from "../harness/process.js";
+import { writeResults } from "../harness/results.js";
 import { adminUrl, DATABASES, progressLog, round } from "./support.js";
 
 const WAITS = Number(process.env.FLOOD_WAITS ?? 500);
@@ -188,7 +190,6 @@ const results: Record<string, unknown> = {
 };
 for (const database of DATABASES) results[database] = await run(database, progressLog(database));
 if (!process.env.FLOODS_SERVICE_ROOT) {
-  mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
-  writeFileSync(join(projectRoot, "bench", "results", "floods.json"), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`written to ${writeResults("floods.json", results)}\n`);
 }
 process.exit(0);

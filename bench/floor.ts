@@ -14,13 +14,13 @@
  * A service leg writes more than one row in its commit and runs its own code around it, so its
  * figures sit above these; a goal below the floor cannot be met on this machine by any service
  * that commits before it sends. PostgreSQL only (the service's figures that the goals are set
- * for). Usage: npm run bench. Written to bench/results/floor.json.
+ * for). Usage: npm run bench. Written to floor.json in the results folder (harness/results.ts).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { projectRoot } from "../test/support/process.js";
+import { projectRoot } from "../harness/process.js";
+import { writeResults } from "../harness/results.js";
 import { adminUrl, GOALS, openConnections, PACE_MS, postJson, progressLog, reportHeader, requestsPerSecond, round, summary, TURNS_ONE, turnFigures, turnRuns } from "./support.js";
 
 interface Line {
@@ -105,9 +105,7 @@ async function main() {
       one_call_at_speech_pace_no_database_p50_ms: { utterance_to_relay: echo.utterance_to_relay.p50_ms, push_to_speech: echo.push_to_speech.p50_ms, goal: GOALS.one_call_p50_ms },
     };
     const report = { ...reportHeader("floor"), results: { postgresql: { figures, runs: { ...runs, echo } } } };
-    mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
-    const file = join(projectRoot, "bench", "results", "floor.json");
-    writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+    const file = writeResults("floor.json", report);
     process.stdout.write(`written to ${file}\n`);
   } finally {
     child.kill("SIGTERM");

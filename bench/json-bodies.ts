@@ -5,11 +5,11 @@
  * (from /proc, the service in its own process) and the latency, as ratios to the flat body; then
  * another tenant's GET latency while four clients send deep bodies, beside the same GETs while
  * they send flat ones, and idle. A refused body should cost about what a flat one does. Usage: npm run bench
- * (or `tsx bench/json-bodies.ts`, after a build). Written to bench/results/json-bodies.json.
+ * (or `tsx bench/json-bodies.ts`, after a build). Written to json-bodies.json in the results
+ * folder (harness/results.ts).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { projectRoot } from "../test/support/process.js";
+import { readFileSync } from "node:fs";
+import { writeResults } from "../harness/results.js";
 import { progressLog, reportHeader, round, setUp, summary } from "./support.js";
 
 const MiB = 1024 * 1024;
@@ -109,8 +109,7 @@ async function main() {
     log("bystander", bystander);
 
     const report = { ...reportHeader("json-bodies"), results: { pglite: { bodies, bystander } } };
-    mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
-    writeFileSync(join(projectRoot, "bench", "results", "json-bodies.json"), JSON.stringify(report, null, 2) + "\n");
+    process.stdout.write(`written to ${writeResults("json-bodies.json", report)}\n`);
   } finally {
     await service.stop();
     await cleanup();

@@ -5,12 +5,10 @@
  * the call.utterance frame at the relay) and the size of the frame; the last stretch as a ratio
  * to the first. A turn carries a window of the conversation, so a late turn should cost what an
  * early one does. Usage: npm run bench (BENCH_DATABASES, BENCH_LONG_CALL_TURNS). Written to
- * bench/results/long-call.json.
+ * long-call.json in the results folder (harness/results.ts).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { Api } from "../test/support/api.js";
-import { projectRoot } from "../test/support/process.js";
+import { Api } from "../harness/api.js";
+import { writeResults } from "../harness/results.js";
 import { FrameLine } from "./frame-line.js";
 import { DATABASES, postJson, progressLog, reportHeader, round, setUp, summary, type Setup } from "./support.js";
 
@@ -65,8 +63,8 @@ async function main() {
       await setup.cleanup();
     }
   }
-  mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
-  writeFileSync(join(projectRoot, "bench", "results", "long-call.json"), JSON.stringify({ ...reportHeader("long-call"), turns: TURNS, results }, null, 2) + "\n");
+  const file = writeResults("long-call.json", { ...reportHeader("long-call"), turns: TURNS, results });
+  process.stdout.write(`written to ${file}\n`);
 }
 
 await main();

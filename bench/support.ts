@@ -12,8 +12,8 @@ import { runInNewContext } from "node:vm";
 import postgres from "postgres";
 import { openDatabase } from "../core/db/database.js";
 import { createLogger } from "../core/logger.js";
-import { createAccount } from "../test/support/accounts.js";
-import { freePort, spawnService, type ServiceProcess } from "../test/support/process.js";
+import { createAccount } from "../harness/accounts.js";
+import { freePort, spawnService, type ServiceProcess } from "../harness/process.js";
 
 export const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 export const DATABASES = (process.env.BENCH_DATABASES ?? "postgresql,pglite").split(",");

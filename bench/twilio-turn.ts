@@ -8,14 +8,13 @@
  *
  * The same runs and table as the sandbox rows of bench/voice-turn.ts (bench/support.ts): one call
  * at speech pace (p50 of each leg), 100 calls at speech pace (p99), 100 calls back to back
- * (turns per second). Usage: npm run bench. Written to bench/results/twilio-turn.json.
+ * (turns per second). Usage: npm run bench. Written to twilio-turn.json in the results folder
+ * (harness/results.ts), or to BENCH_TWILIO_OUTPUT.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { Api } from "../test/support/api.js";
-import { projectRoot } from "../test/support/process.js";
-import { RelayClient } from "../test/support/relay-client.js";
-import { TwilioStandIn } from "../test/support/twilio/stand-in.js";
+import { Api } from "../harness/api.js";
+import { writeResults } from "../harness/results.js";
+import { RelayClient } from "../harness/relay-client.js";
+import { TwilioStandIn } from "../harness/twilio/stand-in.js";
 import { CALLS, DATABASES, openConnections, postJson, progressLog, reportHeader, setUp, summary, turnFigures, turnRuns } from "./support.js";
 
 type Agent = { agentId: string; relay: RelayClient; acked: number };
@@ -106,9 +105,7 @@ async function main() {
   const results: Record<string, unknown> = {};
   for (const database of DATABASES) results[database] = await runOn(database);
   const report = { ...reportHeader("twilio-turn"), carrier: "twilio (loopback stand-in)", results };
-  mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
-  const file = process.env.BENCH_TWILIO_OUTPUT ?? join(projectRoot, "bench", "results", "twilio-turn.json");
-  writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+  const file = writeResults("twilio-turn.json", report, process.env.BENCH_TWILIO_OUTPUT);
   process.stdout.write(`written to ${file}\n`);
 }
 

@@ -10,15 +10,16 @@
  * (turns per second); authenticated GET /v1/calls/{id} against a bare express 5 JSON hello
  * (autocannon, 32 connections, one after the other in the same run). Then relay throughput.
  * Usage: npm run bench (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test;
- * BENCH_DATABASES=postgresql,pglite). Written to bench/results/voice-turn.json.
+ * BENCH_DATABASES=postgresql,pglite). Written to voice-turn.json in the results folder
+ * (harness/results.ts), or to BENCH_OUTPUT.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Api } from "../test/support/api.js";
-import { projectRoot } from "../test/support/process.js";
+import { Api } from "../harness/api.js";
+import { projectRoot } from "../harness/process.js";
+import { writeResults } from "../harness/results.js";
 import { FrameLine } from "./frame-line.js";
-import { RelayClient } from "../test/support/relay-client.js";
+import { RelayClient } from "../harness/relay-client.js";
 import { DATABASES, GOALS, openConnections, postJson, progressLog, reportHeader, requestsPerSecond, round, setUp, summary, turnFigures, turnRuns, type Setup } from "./support.js";
 
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
@@ -172,9 +173,7 @@ async function main() {
     hello.stop();
   }
   const report = { ...reportHeader("voice-turn"), results };
-  mkdirSync(join(projectRoot, "bench", "results"), { recursive: true });
-  const file = process.env.BENCH_OUTPUT ?? join(projectRoot, "bench", "results", "voice-turn.json");
-  writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+  const file = writeResults("voice-turn.json", report, process.env.BENCH_OUTPUT);
   process.stdout.write(`written to ${file}\n`);
 }
 

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../gateway/routes/all-routes.js";
-import { createAccount, type TestAccount } from "./support/accounts.js";
-import { Api, type ApiResponse } from "./support/api.js";
+import { createAccount, type TestAccount } from "../harness/accounts.js";
+import { Api, type ApiResponse } from "../harness/api.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let service: TestService;

@@ -8,8 +8,8 @@ import { createLogger } from "../core/logger.js";
 import { createApp } from "../gateway/app.js";
 import { defineRoute } from "../gateway/http/route.js";
 import { allRoutes } from "../gateway/routes/all-routes.js";
-import { Api } from "./support/api.js";
-import { Contract } from "./support/contract.js";
+import { Api } from "../harness/api.js";
+import { Contract } from "../harness/contract.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let service: TestService;

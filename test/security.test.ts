@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../gateway/routes/all-routes.js";
-import { createAccount, type TestAccount } from "./support/accounts.js";
-import { Api } from "./support/api.js";
+import { createAccount, type TestAccount } from "../harness/accounts.js";
+import { Api } from "../harness/api.js";
 import { startTestService, type TestService } from "./support/service.js";
-import { RelayLeg } from "./support/twilio/relay-leg.js";
+import { RelayLeg } from "../harness/twilio/relay-leg.js";
 import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService } from "./support/twilio/service.js";
-import { twilioSignature } from "./support/twilio/signing.js";
+import { twilioSignature } from "../harness/twilio/signing.js";
 
 let service: TestService;
 let alice: TestAccount;

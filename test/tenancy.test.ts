@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "./support/accounts.js";
-import { Api } from "./support/api.js";
+import { createAccount } from "../harness/accounts.js";
+import { Api } from "../harness/api.js";
 import { startTestService, type TestService } from "./support/service.js";
 import { agentWithNumber, answeredCall } from "./support/telephony.js";
-import { RelayLeg } from "./support/twilio/relay-leg.js";
+import { RelayLeg } from "../harness/twilio/relay-leg.js";
 import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "./support/twilio/service.js";
 
 // Mallory holds a valid key of her own and Alice's ids. Every route must answer her 404, exactly

@@ -123,6 +123,12 @@ export function reconnectBackoff(retries: number): number {
 }
 
 function openPostgres(url: string, deadlineMs: number): DatabaseHandle {
+  // The driver runs patched: patches/postgres+3.4.9.patch (docs/decisions/0053-postgres-js-patch.md).
+  // A connection that closes between buffering a write and sending it settles its queries with
+  // CONNECTION_CLOSED instead of throwing from a setImmediate and ending the process (upstream
+  // porsager/postgres#1154 and #1208, fixes proposed in #1168 and #1209, none released in 3.4.9);
+  // and the pool's connection queues drop the holes shift() leaves, so they stay fast under steady
+  // load (no upstream issue). test/shape/patches.test.ts fails if postgres leaves 3.4.9.
   const client = postgres(url, {
     max: POOL_SIZE,
     onnotice: () => {},

@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { accountIdentities } from "../../core/db/schema/account-identities.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { OidcStandIn, type Forgery } from "../support/oidc-stand-in.js";
 import { freshDatabase, onPostgres, startTestService, type TestService } from "../support/service.js";
 

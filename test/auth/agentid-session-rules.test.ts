@@ -7,7 +7,7 @@ import { agentIdSessions } from "../../core/db/schema/agentid-sessions.js";
 import type { AppError } from "../../core/errors.js";
 import { randomBytes } from "node:crypto";
 import { openSecret, sealSecret } from "../../core/webhooks/secret-box.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { OidcStandIn } from "../support/oidc-stand-in.js";
 import { startTestService, type TestService } from "../support/service.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { REFUSING_USER, TestOidcProvider } from "../support/oidc-provider.js";
 import { startTestService, type TestService } from "../support/service.js";
 

@@ -8,7 +8,7 @@ import { hashToken } from "../../core/auth/tokens.js";
 import type { AppError } from "../../core/errors.js";
 import { apiKeys } from "../../core/db/schema/api-keys.js";
 import { newId } from "../../core/ids.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { createTestDatabase } from "../support/postgres.js";
-import { spawnService, type ServiceProcess } from "../support/process.js";
+import { spawnService, type ServiceProcess } from "../../harness/process.js";
 import { onPostgres } from "../support/service.js";
 import { inject } from "vitest";
 

@@ -5,7 +5,7 @@ import { authenticateAgentToken, mintAgentToken } from "../../core/auth/agent-to
 import { hashToken, safeEqual } from "../../core/auth/tokens.js";
 import { agentTokens } from "../../core/db/schema/agent-tokens.js";
 import { newId } from "../../core/ids.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;

@@ -9,9 +9,9 @@ import type { Core } from "../../core/context.js";
 import { openDatabase, type DatabaseHandle } from "../../core/db/database.js";
 import type { AppError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { createTestDatabase } from "../support/postgres.js";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { expectBalanceIsLedgerSum, ledgerOf } from "./support.js";
 

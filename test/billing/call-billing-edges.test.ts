@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { meterCalls } from "../../core/billing/call-billing.js";
 import { tryCharge } from "../../core/billing/ledger.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { statementsWaitingForALock } from "../support/postgres.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 import { expectBalanceIsLedgerSum, ledgerOf, manualClock } from "./support.js";

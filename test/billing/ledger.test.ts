@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf, charge, credit, tryCharge, type LedgerLine } from "../../core/billing/ledger.js";
 import type { Transaction } from "../../core/db/database.js";
 import type { AppError } from "../../core/errors.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { expectBalanceIsLedgerSum, ledgerOf } from "./support.js";
 

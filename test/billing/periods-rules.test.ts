@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PeriodQuery, resolvePeriod } from "../../core/billing/periods.js";
 import type { AppError } from "../../core/errors.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The edges of a report's period that report-validation.test.ts does not pin: the exact last

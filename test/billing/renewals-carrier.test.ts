@@ -2,11 +2,11 @@ import { Writable } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { renewLeases } from "../../core/billing/renewals.js";
 import { createLogger } from "../../core/logger.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithTwilioNumber } from "../support/twilio/service.js";
-import { freePort, TwilioStandIn } from "../support/twilio/stand-in.js";
+import { freePort, TwilioStandIn } from "../../harness/twilio/stand-in.js";
 import { manualClock } from "./support.js";
 
 // A number the lease job releases must be handed back to the carrier too, after the release is

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { credit } from "../../core/billing/ledger.js";
 import { renewLeases } from "../../core/billing/renewals.js";
 import { numbers } from "../../core/db/schema/numbers.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { drainEvents } from "../support/telephony.js";
 import { expectBalanceIsLedgerSum, ledgerOf, manualClock, serviceForFile } from "./support.js";
 

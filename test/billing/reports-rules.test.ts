@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newId } from "../../core/ids.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { ledgerOf } from "./seed.js";
 import { serviceForFile } from "./support.js";
 

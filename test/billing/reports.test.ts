@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { presentRateCard } from "../../core/billing/rate-card.js";
 import { numbers } from "../../core/db/schema/numbers.js";
 import { newId } from "../../core/ids.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { expenditureOf, ledgerOf, money, ofCategory, sumAmounts, sumQuantity, within, type LedgerRow } from "./seed.js";
 

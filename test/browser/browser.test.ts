@@ -3,10 +3,10 @@ import type { AddressInfo } from "node:net";
 import { mkdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { ARTIFACTS, launchBrowser } from "../support/browser.js";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 

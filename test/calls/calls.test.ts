@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { numbers } from "../../core/db/schema/numbers.js";
 import { resolveVoiceId } from "../../core/voices/account-voice.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConversationCache, conversations, type ConversationLine } from "../../core/calls/conversation-cache.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
-import { RelayClient } from "../support/relay-client.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";

@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadCallById } from "../../core/calls/call-records.js";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { manualClock } from "../billing/support.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
 import { loadCallById } from "../../core/calls/call-records.js";
 import { receiveInboundCall } from "../../core/calls/inbound-call.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, drainEvents } from "../support/telephony.js";
 

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CarrierUnavailable } from "../../core/carrier/carrier.js";
 import { listCalls } from "../../core/calls/calls.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
 

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../cli/program.js";
-import { projectRoot, spawnService } from "../support/process.js";
+import { projectRoot, spawnService } from "../../harness/process.js";
 import { startSmtpServer } from "../support/smtp.js";
 import { startTestService, type TestService } from "../support/service.js";
 

@@ -6,8 +6,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
-import { projectRoot } from "../support/process.js";
+import { createAccount } from "../../harness/accounts.js";
+import { projectRoot } from "../../harness/process.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;

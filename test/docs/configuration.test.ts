@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { clientSettings, SETTING_GROUPS } from "../../core/config.js";
 import { CONFIGURATION_DOC_PATH, configurationReference } from "../../scripts/config-docs.js";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 
 const committed = () => readFileSync(CONFIGURATION_DOC_PATH, "utf8");
 

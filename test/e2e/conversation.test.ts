@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { sandboxFarParty, twilioFarParty, type FarParty } from "../support/far-party.js";
-import { spawnService, type ServiceProcess } from "../support/process.js";
+import { spawnService, type ServiceProcess } from "../../harness/process.js";
 import { startSmtpServer } from "../support/smtp.js";
 
 let smtp: Awaited<ReturnType<typeof startSmtpServer>>;

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../support/api.js";
-import { spawnService } from "../support/process.js";
+import { Api } from "../../harness/api.js";
+import { spawnService } from "../../harness/process.js";
 import { startSmtpServer } from "../support/smtp.js";
 
 // The newcomer's path: `npm start` on embedded defaults (PGlite in DATA_DIR), mail over SMTP.

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { projectRoot, spawnService, type ServiceProcess } from "../support/process.js";
+import { projectRoot, spawnService, type ServiceProcess } from "../../harness/process.js";
 
 /** The fenced blocks of README's "Your first agent" section, with their info strings. */
 function firstAgentBlocks(): Array<{ info: string; code: string }> {

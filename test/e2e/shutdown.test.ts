@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminCommand, databaseForProcess, httpMcp } from "../support/mcp.js";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 
 const BIN = join(projectRoot, "dist", "bin", "agentline.js");
 /** The server's grace period for requests in flight (gateway/server.ts). */

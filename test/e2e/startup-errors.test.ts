@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 
 const BIN = join(projectRoot, "dist", "bin", "agentline.js");
 

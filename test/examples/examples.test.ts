@@ -7,7 +7,7 @@ import { Agentline, unwrap } from "@agentline/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { calls } from "../../core/db/schema/calls.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { runScript, type ExampleProcess } from "../support/examples.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../support/api.js";
-import { spawnService, type ServiceProcess } from "../support/process.js";
-import { RelayClient } from "../support/relay-client.js";
+import { Api } from "../../harness/api.js";
+import { percentile } from "../../harness/percentile.js";
+import { spawnService, type ServiceProcess } from "../../harness/process.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
 import { agentWithNumber } from "../support/telephony.js";
-import { faultDatabase, ledgerMismatches, lostEvents, percentile, postgresPort, recordFigure, serve, sleep } from "./figures.js";
+import { faultDatabase, ledgerMismatches, lostEvents, postgresPort, recordFigure, serve, sleep } from "./figures.js";
 
 const OUTAGE_MS = 3_000;
 const DEADLINE_MS = 2_000;

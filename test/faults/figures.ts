@@ -1,30 +1,29 @@
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import postgres from "postgres";
 import { inject } from "vitest";
 import { openDatabase } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { resultsFile, writeResults } from "../../harness/results.js";
 import { adminUrl, createTestDatabase } from "../support/postgres.js";
-import { projectRoot } from "../support/process.js";
-
-const RESULTS = join(projectRoot, "bench", "results", "faults.json");
 
 /**
- * Records a measured figure beside its goal in bench/results/faults.json, under FAULTS_LABEL
- * ("after" unless set; the figures of the code before the fixes were taken with "before").
- * Figures are written before the test asserts on them, so a failing run still reports them.
+ * Records a measured figure beside its goal in faults.json in the results folder
+ * (harness/results.ts), under FAULTS_LABEL ("after" unless set; the figures of the code before
+ * the fixes were taken with "before"). Figures are written before the test asserts on them, so
+ * a failing run still reports them.
  */
 export function recordFigure(name: string, value: number | string | boolean, goal: string): void {
   const label = process.env.FAULTS_LABEL || "after";
+  const file = resultsFile("faults.json");
   let all: Record<string, Record<string, { value: unknown; goal: string }>> = {};
   try {
-    all = JSON.parse(readFileSync(RESULTS, "utf8"));
+    all = JSON.parse(readFileSync(file, "utf8"));
   } catch {
     // first figure
   }
   all[label] = { ...all[label], [name]: { value, goal } };
-  writeFileSync(RESULTS, JSON.stringify(all, null, 2) + "\n");
+  writeResults("faults.json", all, file);
 }
 
 /** A database of its own on the PostgreSQL server, an account in it, and a direct client for checks. */
@@ -69,12 +68,6 @@ export async function ledgerMismatches(sql: postgres.Sql): Promise<unknown[]> {
 }
 
 export const serve = ["node", "dist/bin/agentline.js", "serve"];
-
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

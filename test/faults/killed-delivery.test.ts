@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Api } from "../support/api.js";
-import { spawnService } from "../support/process.js";
+import { Api } from "../../harness/api.js";
+import { spawnService } from "../../harness/process.js";
 import { startReceiver } from "../support/receiver.js";
 import { onPostgres } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
+import { percentile } from "../../harness/percentile.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
@@ -10,7 +11,7 @@ import { accounts } from "../../core/db/schema/accounts.js";
 import { events } from "../../core/db/schema/events.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
-import { percentile, recordFigure, sleep } from "./figures.js";
+import { recordFigure, sleep } from "./figures.js";
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

@@ -17,8 +17,8 @@ import { paymentSettlements } from "../../core/db/schema/payment-settlements.js"
 import { migrationsFolder } from "../../core/db/paths.js";
 import { createLogger } from "../../core/logger.js";
 import { startServer } from "../../gateway/server.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { bystander, type Bystander } from "../support/bystander.js";
 import { adminUrl, databaseUrl } from "../support/postgres.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";

@@ -1,10 +1,10 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { bystander, type Bystander } from "../support/bystander.js";
 import { RawWebSocket } from "../support/raw-websocket.js";
-import { RelayClient } from "../support/relay-client.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";

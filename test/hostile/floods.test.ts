@@ -3,11 +3,12 @@ import { openDatabase } from "../../core/db/database.js";
 import { agents } from "../../core/db/schema/agents.js";
 import { createLogger } from "../../core/logger.js";
 import { newId } from "../../core/ids.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { bystander, percentile, type Bystander } from "../support/bystander.js";
-import { requestFlood, socketFlood } from "../support/flooder.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { bystander, type Bystander } from "../support/bystander.js";
+import { percentile } from "../../harness/percentile.js";
+import { requestFlood, socketFlood } from "../../harness/flooder.js";
 import { databaseForProcess } from "../support/mcp.js";
-import { freePort, spawnService, type ServiceProcess } from "../support/process.js";
+import { freePort, spawnService, type ServiceProcess } from "../../harness/process.js";
 
 // One account floods the service; another tenant's GET must stay quick and every one of its
 // requests must succeed. The bounds are generous (a loaded 2-core VM runs these): the figures

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from "../../core/schemas/json-limits.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api, type ApiResponse } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api, type ApiResponse } from "../../harness/api.js";
 import { bystander, type Bystander } from "../support/bystander.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithTwilioNumber, startTwilioService, type TwilioTestService } from "../support/twilio/service.js";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAgent } from "../../core/agents/agents.js";
 import { accountCounter } from "../../core/limits.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { bystander, type Bystander } from "../support/bystander.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";

@@ -3,18 +3,18 @@ import { join } from "node:path";
 import { connect } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { bystander, type Bystander } from "../support/bystander.js";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 import { RawWebSocket, type RawFrame } from "../support/raw-websocket.js";
-import { RelayClient } from "../support/relay-client.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { readRelayTwiml } from "../support/twilio/relay-leg.js";
+import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
 import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
-import { twilioSignature } from "../support/twilio/signing.js";
+import { twilioSignature } from "../../harness/twilio/signing.js";
 
 // A hostile or broken client on every WebSocket the service accepts: malformed frames close that
 // socket with the code RFC 6455 names for them, and the process goes on serving other tenants.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { httpMcp, type McpSession } from "../support/mcp.js";
 import { startTestService, type TestService } from "../support/service.js";
 

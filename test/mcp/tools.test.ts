@@ -5,7 +5,7 @@ import { toolsFor } from "../../mcp/server.js";
 import { adminCommand, databaseForProcess, httpMcp, stdioMcp, type McpSession } from "../support/mcp.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 
 /** What the issue asks for by name; the server may offer more. */
 const REQUIRED_TOOLS = [

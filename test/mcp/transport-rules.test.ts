@@ -1,7 +1,7 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { httpMcp } from "../support/mcp.js";
 import { startTestService, type TestService } from "../support/service.js";
 

@@ -3,10 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { launchBrowser } from "../support/browser.js";
 import { signInAndDecide } from "../support/oauth.js";
-import { freePort, projectRoot } from "../support/process.js";
+import { freePort, projectRoot } from "../../harness/process.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_LIMIT_RULES } from "../../mcp/agent-limit.js";
 import { toolScope } from "../../mcp/scopes.js";
 import { toolsFor } from "../../mcp/server.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { FormBrowser, startCallbackServer, TestOAuthClient, tokensFor } from "../support/oauth.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";

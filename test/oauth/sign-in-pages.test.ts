@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { FormBrowser, s256, startCallbackServer, type PageAnswer } from "../support/oauth.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";

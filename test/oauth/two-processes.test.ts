@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { launchBrowser } from "../support/browser.js";
 import { authorizeInBrowser, connectWithOAuth, startCallbackServer, TestOAuthClient } from "../support/oauth.js";
 import { onPostgres } from "../support/service.js";

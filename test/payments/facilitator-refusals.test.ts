@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { paymentSettings } from "../../payments/settings.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { newWallet } from "../support/wallet.js";
 import { baseSepoliaSettings, signV1, v1Header } from "./v1-payments.js";

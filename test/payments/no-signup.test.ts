@@ -5,7 +5,7 @@ import { accounts } from "../../core/db/schema/accounts.js";
 import { calls } from "../../core/db/schema/calls.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { mppFetch, newWallet, x402Fetch } from "../support/wallet.js";
 

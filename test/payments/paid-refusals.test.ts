@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { mppFetch, newWallet, signX402, x402Fetch } from "../support/wallet.js";
 

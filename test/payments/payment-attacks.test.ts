@@ -4,8 +4,8 @@ import { accounts } from "../../core/db/schema/accounts.js";
 import { numbers } from "../../core/db/schema/numbers.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { mppFetch, newWallet, paidRequest, signX402, unusedPayment, x402Fetch, type Sent } from "../support/wallet.js";
 

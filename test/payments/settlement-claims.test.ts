@@ -4,7 +4,7 @@ import { accounts } from "../../core/db/schema/accounts.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { claimSignature, creditSettlement, markSettled, storeAnswer, type PaidRequest, type Signature } from "../../payments/settlements.js";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { BASE_SEPOLIA_USDC, newWallet, randomNonce } from "../support/wallet.js";
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
-import { Api } from "../support/api.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { newWallet } from "../support/wallet.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
-import { RelayClient } from "../support/relay-client.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 

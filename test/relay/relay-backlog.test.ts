@@ -2,10 +2,10 @@ import { eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { events } from "../../core/db/schema/events.js";
 import { ackRelayEvents, relayBacklog } from "../../core/relay/relay.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startReceiver } from "../support/receiver.js";
-import { RelayClient } from "../support/relay-client.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 

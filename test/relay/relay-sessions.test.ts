@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { relaySessions } from "../../core/db/schema/relay-sessions.js";
 import { isId } from "../../core/ids.js";
 import { touchRelaySession } from "../../core/relay/relay.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
-import { RelayClient } from "../support/relay-client.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 

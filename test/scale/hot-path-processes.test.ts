@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../support/api.js";
-import { RelayClient } from "../support/relay-client.js";
+import { Api } from "../../harness/api.js";
+import { RelayClient } from "../../harness/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";

@@ -10,8 +10,8 @@ import { loadConfig } from "../../core/config.js";
 import { events } from "../../core/db/schema/events.js";
 import { createLogger } from "../../core/logger.js";
 import { startServer, type RunningServer } from "../../gateway/server.js";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { freshDatabase, onPostgres, startTestService } from "../support/service.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
 

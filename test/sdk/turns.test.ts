@@ -1,6 +1,6 @@
 import { Agentline, onTurn, unwrap, type PushOutcome, type Turn } from "@agentline/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The SDK's onTurn against the real sandbox: answers the service no longer wants (409 when the

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Agentline, unwrap, verifyWebhook, WebhookVerificationError } from "@agentline/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
+import { createAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // verifyWebhook against deliveries the service really sent: each signature it carries (the

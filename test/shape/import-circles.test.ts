@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import madge from "madge";
 import { describe, expect, it } from "vitest";
-import { projectRoot } from "../support/process.js";
+import { projectRoot } from "../../harness/process.js";
 
 // The product's folders (the service, its CLI and the SDK); tests and benchmarks may import across them freely.
 const PRODUCT = ["core", "gateway", "payments", "mcp", "discovery", "bin", "cli", "sdk/src"];

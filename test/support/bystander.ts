@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import { Api } from "./api.js";
-import { createAccount, type TestAccount } from "./accounts.js";
+import { Api } from "../../harness/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import type { TestService } from "./service.js";
 
 /**
@@ -46,10 +46,4 @@ export async function bystander(service: Pick<TestService, "baseUrl"> & { core?:
       return latencies;
     },
   };
-}
-
-/** The p-th percentile (0–100) of a list of numbers. */
-export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createPublicClient, createWalletClient, defineChain, http, type Abi, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { onTestFinished } from "vitest";
-import { projectRoot } from "./process.js";
+import { projectRoot } from "../../harness/process.js";
 
 const require = createRequire(import.meta.url);
 const artifacts = join(projectRoot, "node_modules", "@offchainlabs", "stablecoin-evm", "artifacts", "hardhat", "contracts");

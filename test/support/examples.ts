@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { projectRoot } from "./process.js";
+import { projectRoot } from "../../harness/process.js";
 
 export interface ExampleProcess {
   output(): string;

@@ -1,6 +1,6 @@
-import type { Api } from "./api.js";
+import type { Api } from "../../harness/api.js";
 import { Softphone } from "./softphone.js";
-import { freePort, TwilioStandIn, type RelayLeg } from "./twilio/stand-in.js";
+import { freePort, TwilioStandIn, type RelayLeg } from "../../harness/twilio/stand-in.js";
 
 /**
  * The other end of a call, whichever carrier the service runs on, so one scenario runs on both:

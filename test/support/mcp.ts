@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { PGlite } from "@electric-sql/pglite";
 import { expect, inject } from "vitest";
-import { projectRoot } from "./process.js";
+import { projectRoot } from "../../harness/process.js";
 import { freshDatabase, onPostgres } from "./service.js";
 
 /** An SDK client plus what the tests look at: each result, checked for the MCP contract on the way. */

@@ -1,4 +1,4 @@
-import { FrameSocket, openSocket } from "./frame-socket.js";
+import { FrameSocket, openSocket } from "../../harness/frame-socket.js";
 
 /**
  * A real WebSocket client on the sandbox softphone: it hears what the agent says and drives the

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { Api } from "./api.js";
+import type { Api } from "../../harness/api.js";
 
 /** An agent with one sandbox number, made through the API. */
 export async function agentWithNumber(api: Api, agent: Record<string, unknown> = {}) {

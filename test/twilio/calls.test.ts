@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { drainEvents } from "../support/telephony.js";
-import { readRelayTwiml } from "../support/twilio/relay-leg.js";
+import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
 import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
 

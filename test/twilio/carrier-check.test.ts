@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../support/process.js";
-import { TwilioStandIn } from "../support/twilio/stand-in.js";
+import { projectRoot } from "../../harness/process.js";
+import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
 
 const run = promisify(execFile);
 

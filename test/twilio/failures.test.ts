@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { agentWithTwilioNumber, startTwilioService, type TwilioTestService } from "../support/twilio/service.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
 
 // The turn timer lives in core, but what the caller hears of it is the carrier's: on Twilio the

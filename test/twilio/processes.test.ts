@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { createTestDatabase } from "../support/postgres.js";
 import { onPostgres } from "../support/service.js";
-import { readRelayTwiml } from "../support/twilio/relay-leg.js";
+import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
 import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
-import { TwilioStandIn } from "../support/twilio/stand-in.js";
+import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
 
 // Two gateways on one PostgreSQL behind one Twilio account: a call's ConversationRelay socket is
 // held by the gateway Twilio connected to, and whatever gateway a request lands on reaches it.

@@ -1,8 +1,8 @@
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TwilioOpenApi, twilioOpenApiPath } from "../support/twilio/openapi.js";
-import { TwilioStandIn } from "../support/twilio/stand-in.js";
-import { twilioSignature } from "../support/twilio/signing.js";
+import { TwilioOpenApi, twilioOpenApiPath } from "../../harness/twilio/openapi.js";
+import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
+import { twilioSignature } from "../../harness/twilio/signing.js";
 
 // The stand-in is only as good as its checks: these show that it tells a request Twilio would
 // take from one it would not, and that it signs as Twilio does.

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { resolveVoiceId } from "../../core/voices/account-voice.js";
 import { SYSTEM_DEFAULT_VOICE_ID, VOICES } from "../../core/voices/catalogue.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;

@@ -8,8 +8,8 @@ import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
 import { abandonDelivery, claimDueDeliveries, enqueueDelivery, IN_FLIGHT, recordAttempt, recordAttemptStart, type ClaimOptions, type DeliveryJob } from "../../core/webhooks/deliveries.js";
 import { findWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { newId } from "../../core/ids.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
 

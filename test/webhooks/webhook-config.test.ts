@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { getWebhook } from "../../core/webhooks/webhooks.js";
-import { createAccount, type TestAccount } from "../support/accounts.js";
-import { Api } from "../support/api.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";

@@ -1,5 +1,5 @@
 import { afterEach } from "vitest";
-import { liveStandIns } from "./live-stand-ins.js";
+import { liveStandIns } from "../../../harness/twilio/live-stand-ins.js";
 
 // A setup file of every test file: the test during which the service sent Twilio a request that
 // breaks Twilio's OpenAPI fails itself, even one that expects the resulting 502 (the stand-in

@@ -1,8 +1,8 @@
 import { expect } from "vitest";
 import type { Logger } from "../../../core/logger.js";
-import type { Api } from "../api.js";
+import type { Api } from "../../../harness/api.js";
 import { startTestService, type TestService } from "../service.js";
-import { freePort, TwilioStandIn, type RelayLeg } from "./stand-in.js";
+import { freePort, TwilioStandIn, type RelayLeg } from "../../../harness/twilio/stand-in.js";
 
 export interface TwilioTestService {
   service: TestService;

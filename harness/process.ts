@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
 
-export const projectRoot = join(import.meta.dirname, "..", "..");
+export const projectRoot = join(import.meta.dirname, "..");
 
 export interface ServiceProcess {
   child: ChildProcess;

@@ -8,7 +8,7 @@ import WebSocket from "ws";
  * by status class (`2xx`, `4xx`, ...).
  */
 export function requestFlood(url: string, apiKey: string, connections: number, seconds: number): Promise<Record<string, number>> {
-  const bin = join(import.meta.dirname, "..", "..", "node_modules", "autocannon", "autocannon.js");
+  const bin = join(import.meta.dirname, "..", "node_modules", "autocannon", "autocannon.js");
   const child = spawn(process.execPath, [bin, "-j", "-c", String(connections), "-d", String(seconds), "-H", `authorization=Bearer ${apiKey}`, url], { stdio: ["ignore", "pipe", "ignore"] });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));

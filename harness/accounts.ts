@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { findOrCreateAccountByEmail } from "../../core/accounts/accounts.js";
-import { mintApiKey } from "../../core/auth/api-keys.js";
-import { credit } from "../../core/billing/ledger.js";
-import type { Core } from "../../core/context.js";
+import { findOrCreateAccountByEmail } from "../core/accounts/accounts.js";
+import { mintApiKey } from "../core/auth/api-keys.js";
+import { credit } from "../core/billing/ledger.js";
+import type { Core } from "../core/context.js";
 
 export interface TestAccount {
   accountId: string;
