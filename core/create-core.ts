@@ -7,7 +7,7 @@ import { loadCallById } from "./calls/call-records.js";
 import { CallEngine } from "./calls/call-engine.js";
 import { hangupCall } from "./calls/hangup-call.js";
 import type { Carrier } from "./carrier/carrier.js";
-import { SandboxCarrier } from "./carrier/sandbox-carrier.js";
+import { SandboxCarrier } from "./carrier/sandbox/sandbox-carrier.js";
 import type { Config } from "./config.js";
 import type { Core } from "./context.js";
 import { newId } from "./ids.js";

@@ -1,10 +1,10 @@
 import { and, eq } from "drizzle-orm";
-import { loadCall, presentCall } from "../calls/call-records.js";
-import { SandboxCarrier } from "../carrier/sandbox-carrier.js";
-import type { Core } from "../context.js";
-import { numbers } from "../db/schema/numbers.js";
-import { AppError, notFound } from "../errors.js";
-import type { Refusal } from "../carrier/carrier.js";
+import { loadCall, presentCall } from "../../calls/call-records.js";
+import { SandboxCarrier } from "./sandbox-carrier.js";
+import type { Core } from "../../context.js";
+import { numbers } from "../../db/schema/numbers.js";
+import { AppError, notFound } from "../../errors.js";
+import type { Refusal } from "../carrier.js";
 
 /**
  * The sandbox's far party, scoped to the caller's own account: a client can ring, text and speak

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import type { Bus } from "../bus.js";
-import type { CallStatus } from "../db/schema/calls.js";
-import { CarrierRefusal, type Carrier, type CarrierSignals, type NumberRequest, type Speech } from "./carrier.js";
-import { sandboxBlock, shuffledNumbers } from "./sandbox-numbers.js";
+import type { Bus } from "../../bus.js";
+import type { CallStatus } from "../../db/schema/calls.js";
+import { CarrierRefusal, type Carrier, type CarrierSignals, type NumberRequest, type Speech } from "../carrier.js";
+import { sandboxBlock, shuffledNumbers } from "./numbers.js";
 
 /** The bus channel carrying what the agent says into sandbox calls, to softphones in any process. */
 export const SANDBOX_SPEECH_CHANNEL = "sandbox.speech";
