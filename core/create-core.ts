@@ -32,7 +32,7 @@ export interface CreateCoreOptions {
  * (its SDK is not needed by a sandbox start).
  */
 async function createCarrier(config: Config, deps: { db: Database; bus: Bus; logger: Logger }): Promise<Carrier> {
-  if (config.carrier === "sandbox") return new SandboxCarrier(deps.bus);
+  if (config.carrier === "sandbox") return new SandboxCarrier(deps);
   const { TwilioCarrier } = await import("./carrier/twilio/twilio-carrier.js");
   // loadConfig requires BASE_URL with Twilio: every URL Twilio is given starts with it.
   return new TwilioCarrier({ config: config.twilio!, baseUrl: config.baseUrl!, ...deps });

@@ -1,19 +1,9 @@
 import { randomBytes } from "node:crypto";
-import type { Bus } from "../../bus.js";
 import type { CallStatus } from "../../db/schema/calls.js";
-import { CarrierRefusal, type Carrier, type CarrierSignals, type NumberRequest, type Speech } from "../carrier.js";
+import { CarrierRefusal, type Carrier, type CarrierEndpoints, type CarrierSignals, type FarParty, type NumberRequest, type Speech } from "../carrier.js";
+import type { CarrierDependencies } from "../carrier-kind.js";
 import { sandboxBlock, shuffledNumbers } from "./numbers.js";
-
-/** The bus channel carrying what the agent says into sandbox calls, to softphones in any process. */
-export const SANDBOX_SPEECH_CHANNEL = "sandbox.speech";
-
-/** A line the far party hears, as published on SANDBOX_SPEECH_CHANNEL. */
-export interface SandboxSpeech {
-  call_id: string;
-  text: string;
-  final: boolean;
-  turn_id: string | null;
-}
+import { Softphones } from "./softphone.js";
 
 /**
  * What an outbound sandbox call does, by the last four digits of the number dialled: 0001 is
@@ -36,16 +26,29 @@ export function sandboxOutcome(toNumber: string): CallStatus | null {
 
 /**
  * A carrier with no telephone company behind it: fictional numbers, outcomes by the number
- * dialled, and a far party driven by the sandbox routes and the softphone WebSocket. Everything
- * the agent says is published on the bus so a softphone connected to any process hears it.
+ * dialled, and a far party the client plays, through the sandbox routes and its softphone socket.
+ * Everything the agent says goes to the call's softphone, in whichever process it is open.
  */
 export class SandboxCarrier implements Carrier {
   readonly name = "sandbox";
+  readonly endpoints: CarrierEndpoints;
+  /** The far party of sandbox calls: what a caller or callee does. */
+  readonly farParty: FarParty;
   private signals: CarrierSignals | undefined;
-  /** Softphones open in this process, by call. */
-  private readonly softphones = new Map<string, number>();
+  private readonly softphones: Softphones;
 
-  constructor(private readonly bus: Bus) {}
+  constructor(deps: CarrierDependencies) {
+    this.farParty = {
+      ringInbound: (call) => this.reporting.inboundCall({ ...call, carrierRef: `SBCA${randomBytes(8).toString("hex")}` }),
+      deliverSms: (message) => this.reporting.inboundSms({ ...message, carrierRef: `SBSM${randomBytes(8).toString("hex")}` }),
+      say: (callId, text) => this.reporting.callerUtterance(callId, text, "speech"),
+      pressKeys: (callId, digits) => this.reporting.callerUtterance(callId, digits, "dtmf"),
+      interrupt: (callId) => this.reporting.callerInterrupted(callId),
+      hangup: (callId) => this.reporting.callStatus(callId, "completed", "caller"),
+    };
+    this.softphones = new Softphones({ ...deps, farParty: this.farParty });
+    this.endpoints = { webhooks: [], sockets: [this.softphones.endpoint()] };
+  }
 
   start(signals: CarrierSignals): void {
     this.signals = signals;
@@ -81,43 +84,11 @@ export class SandboxCarrier implements Carrier {
   // The service records the end of a call itself before asking the carrier to hang up.
   async hangupCall(): Promise<void> {}
 
-  /**
-   * A softphone of the call opened in this process; returns its close. While one is open, what
-   * is spoken into the call goes to it from memory, with no hop through the database.
-   */
-  softphoneOpened(callId: string): () => void {
-    this.softphones.set(callId, (this.softphones.get(callId) ?? 0) + 1);
-    return () => {
-      const left = (this.softphones.get(callId) ?? 1) - 1;
-      if (left > 0) this.softphones.set(callId, left);
-      else this.softphones.delete(callId);
-    };
+  speak(callId: string, speech: Speech): Promise<void> {
+    return this.softphones.speak(callId, speech);
   }
 
-  /** To the call's softphone: from memory when it is in this process, else through the bus to the others. */
-  async speak(callId: string, speech: Speech): Promise<void> {
-    const message: SandboxSpeech = { call_id: callId, text: speech.text, final: speech.final, turn_id: speech.turnId };
-    if (this.softphones.has(callId)) this.bus.announce(SANDBOX_SPEECH_CHANNEL, { ...message });
-    else await this.bus.publish(SANDBOX_SPEECH_CHANNEL, { ...message }, { othersOnly: true });
-  }
-
-  async close(): Promise<void> {}
-
-  /** The far party of sandbox calls: what a caller or callee does. */
-  readonly farParty = {
-    say: (callId: string, text: string) => this.reporting.callerUtterance(callId, text, "speech"),
-    pressKeys: (callId: string, digits: string) => this.reporting.callerUtterance(callId, digits, "dtmf"),
-    interrupt: (callId: string) => this.reporting.callerInterrupted(callId),
-    hangup: (callId: string) => this.reporting.callStatus(callId, "completed", "caller"),
-  };
-
-  /** A call arriving from the outside world on one of the service's numbers. */
-  ringInbound(call: { to: string; from: string }) {
-    return this.reporting.inboundCall({ ...call, carrierRef: `SBCA${randomBytes(8).toString("hex")}` });
-  }
-
-  /** A text arriving from the outside world on one of the service's numbers. */
-  deliverSms(message: { to: string; from: string; text: string }) {
-    return this.reporting.inboundSms({ ...message, carrierRef: `SBSM${randomBytes(8).toString("hex")}` });
+  async close(): Promise<void> {
+    this.softphones.close();
   }
 }
