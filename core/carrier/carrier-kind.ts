@@ -15,6 +15,8 @@ export interface CarrierDependencies {
 export interface CarrierCheck {
   ok: boolean;
   carrier: string;
+  /** What the operator should know. */
+  note?: string;
   /** Why it is not ok. */
   error?: string;
 }

@@ -12,7 +12,7 @@ import { defineRoute } from "../http/route.js";
 
 const tags = ["Sandbox"];
 
-/** The sandbox carrier's far party (mounted only with CARRIER=sandbox). */
+/** The sandbox carrier's far party: mounted only with a carrier that offers one (core/carrier/carrier-kind.ts). */
 export const sandboxRoutes = [
   defineRoute({
     operationId: "sandboxInboundCall",
