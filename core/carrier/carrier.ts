@@ -87,6 +87,7 @@ export interface FarParty {
   pressKeys(callId: string, digits: string): Promise<{ turnId: string }>;
   /** The far party speaks over the agent. */
   interrupt(callId: string): Promise<void>;
+  /** The far party hangs up. */
   hangup(callId: string): Promise<void>;
 }
 
@@ -161,9 +162,9 @@ export interface CarrierHttpResponse {
 /**
  * A WebSocket endpoint of the carrier: one the carrier itself connects to (a media or text
  * session of one call), or one a client of the service opens with its account's API key or
- * agent token (the sandbox's softphone). For the latter the gateway authenticates the upgrade,
- * counts the socket among the account's (ACCOUNT_MAX_SOCKETS) and closes it (4401) when that
- * credential is revoked, before and after `accept` has seen the account.
+ * agent token (the sandbox's softphone). For the latter the gateway authenticates the upgrade and
+ * counts the socket among the account's (ACCOUNT_MAX_SOCKETS) before `accept` sees the account,
+ * and closes the socket (4401) when that credential is revoked.
  */
 export type CarrierSocketEndpoint =
   | (SocketEndpointShape & { openedBy: "carrier"; accept(request: CarrierUpgrade): Promise<CarrierSocketSession> })
