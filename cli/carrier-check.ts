@@ -1,3 +1,4 @@
+import { CARRIERS } from "../core/carrier/carriers.js";
 import type { Config } from "../core/config.js";
 
 /**
@@ -5,12 +6,7 @@ import type { Config } from "../core/config.js";
  * service's credentials and which URLs it will call; exits 1 when it does not.
  */
 export async function carrierCheck(config: Config): Promise<void> {
-  if (config.carrier === "sandbox") {
-    process.stdout.write(JSON.stringify({ ok: true, carrier: "sandbox", note: "the sandbox needs no credentials: numbers are fictional and calls are simulated" }) + "\n");
-    return;
-  }
-  const { checkTwilio } = await import("../core/carrier/twilio/carrier-check.js");
-  const report = await checkTwilio(config.twilio!, config.baseUrl!);
+  const report = await CARRIERS[config.carrier].check(config);
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
   if (!report.ok) {
     process.stderr.write(`agentline admin carrier-check: ${report.error}\n`);

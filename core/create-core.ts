@@ -7,11 +7,11 @@ import { loadCallById } from "./calls/call-records.js";
 import { CallEngine } from "./calls/call-engine.js";
 import { hangupCall } from "./calls/hangup-call.js";
 import type { Carrier } from "./carrier/carrier.js";
-import { SandboxCarrier } from "./carrier/sandbox-carrier.js";
+import { CARRIERS } from "./carrier/carriers.js";
 import type { Config } from "./config.js";
 import type { Core } from "./context.js";
 import { newId } from "./ids.js";
-import { openDatabase, type Database } from "./db/database.js";
+import { openDatabase } from "./db/database.js";
 import type { Logger } from "./logger.js";
 import { createMetrics } from "./metrics.js";
 import { createMailer, type Mailer } from "./mail/mailer.js";
@@ -25,17 +25,6 @@ export interface CreateCoreOptions {
   mailer?: Mailer;
   /** Run the background jobs (webhook deliveries, billing) in this process (default true). */
   runJobs?: boolean;
-}
-
-/**
- * The carrier CARRIER names: the sandbox (embedded default), or Twilio, loaded only when chosen
- * (its SDK is not needed by a sandbox start).
- */
-async function createCarrier(config: Config, deps: { db: Database; bus: Bus; logger: Logger }): Promise<Carrier> {
-  if (config.carrier === "sandbox") return new SandboxCarrier(deps.bus);
-  const { TwilioCarrier } = await import("./carrier/twilio/twilio-carrier.js");
-  // loadConfig requires BASE_URL with Twilio: every URL Twilio is given starts with it.
-  return new TwilioCarrier({ config: config.twilio!, baseUrl: config.baseUrl!, ...deps });
 }
 
 /** Opens the database (migrating it), loads the server secret and wires the core services. */
@@ -55,7 +44,7 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   const mailer = options.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
   let carrier: Carrier;
   try {
-    carrier = await createCarrier(config, { db: database.db, bus, logger });
+    carrier = await CARRIERS[config.carrier].create(config, { db: database.db, bus, logger });
   } catch (error) {
     await bus.close();
     await database.close();

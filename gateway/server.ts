@@ -10,7 +10,6 @@ import { allRoutes } from "./routes/all-routes.js";
 import { AccountSockets } from "./ws/account-sockets.js";
 import { carrierSocketRoutes } from "./ws/carrier-sockets.js";
 import { relayRoute } from "./ws/relay.js";
-import { softphoneRoute } from "./ws/softphone.js";
 import { attachUpgrades } from "./ws/upgrades.js";
 
 /** A listening service. */
@@ -33,10 +32,10 @@ export async function startServer(config: Config, options: CreateCoreOptions): P
   const app = createApp(core, allRoutes(config));
   const server = createServer(app);
   capConnectionsPerAddress(server, config.limits.ipConnections, core.logger);
-  // The relay and the softphone share each account's ACCOUNT_MAX_SOCKETS; the carrier's sockets are Twilio's.
+  // The sockets a client opens (the relay, the sandbox's softphone) share its account's ACCOUNT_MAX_SOCKETS.
   const accountSockets = new AccountSockets(config.limits.accountSockets);
-  // Each carrier's own sockets: the sandbox's softphone, or Twilio's ConversationRelay.
-  const sockets = [relayRoute(core, accountSockets), ...(config.carrier === "sandbox" ? [softphoneRoute(core, accountSockets)] : []), ...carrierSocketRoutes(core)];
+  // Then whatever sockets the carrier declares: the sandbox's softphone, or Twilio's ConversationRelay.
+  const sockets = [relayRoute(core, accountSockets), ...carrierSocketRoutes(core, accountSockets)];
   attachUpgrades(server, sockets, core.logger);
   try {
     await new Promise<void>((resolve, reject) => {

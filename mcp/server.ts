@@ -1,6 +1,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ToolListing } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { CARRIERS } from "../core/carrier/carriers.js";
 import type { Config } from "../core/config.js";
 import type { Core } from "../core/context.js";
 import { AppError, type FieldError } from "../core/errors.js";
@@ -41,8 +42,8 @@ const COMMON_TOOLS: Tool[] = [
 
 /** The catalogues, built once per process: a stateless HTTP server is made for every request. */
 const catalogues = {
-  sandbox: catalogue([...COMMON_TOOLS, ...sandboxTools]),
-  carrier: catalogue(COMMON_TOOLS),
+  withFarParty: catalogue([...COMMON_TOOLS, ...sandboxTools]),
+  common: catalogue(COMMON_TOOLS),
 };
 
 function catalogue(tools: Tool[]) {
@@ -50,10 +51,10 @@ function catalogue(tools: Tool[]) {
 }
 
 function catalogueFor(config: Pick<Config, "carrier">) {
-  return config.carrier === "sandbox" ? catalogues.sandbox : catalogues.carrier;
+  return CARRIERS[config.carrier].offersFarParty ? catalogues.withFarParty : catalogues.common;
 }
 
-/** Every tool this server offers: the sandbox's far-party tools only with CARRIER=sandbox. */
+/** Every tool this server offers: the sandbox's far-party tools only with a carrier whose far party the client plays (the sandbox). */
 export function toolsFor(config: Pick<Config, "carrier">): readonly Tool[] {
   return catalogueFor(config).tools;
 }

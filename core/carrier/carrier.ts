@@ -31,6 +31,11 @@ export interface Carrier {
    * mounts exactly these, so a carrier's endpoints exist only while it is the active one.
    */
   readonly endpoints?: CarrierEndpoints;
+  /**
+   * The other end of calls and texts, played by the service's own clients: only a carrier with no
+   * telephone network behind it (the sandbox) has one.
+   */
+  readonly farParty?: FarParty;
   /** Connects the carrier to the service's handlers for what it reports. */
   start(signals: CarrierSignals): void;
   /** Buys a number; `isTaken` lets the carrier skip numbers the service has ever used. */
@@ -65,6 +70,25 @@ export interface CarrierSignals {
   callerInterrupted(callId: string): Promise<void>;
   /** A text arrived on one of the service's numbers. */
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }): Promise<InboundSmsDecision>;
+}
+
+/**
+ * What a caller or callee does, on a carrier whose far party the client plays. Each reports
+ * through the CarrierSignals, as a real carrier would report a person doing it.
+ */
+export interface FarParty {
+  /** A call arriving from the outside world on one of the service's numbers. */
+  ringInbound(call: { to: string; from: string }): Promise<InboundCallDecision>;
+  /** A text arriving from the outside world on one of the service's numbers. */
+  deliverSms(message: { to: string; from: string; text: string }): Promise<InboundSmsDecision>;
+  /** The far party of a call finishes a turn of speech. */
+  say(callId: string, text: string): Promise<{ turnId: string }>;
+  /** The far party presses keys. */
+  pressKeys(callId: string, digits: string): Promise<{ turnId: string }>;
+  /** The far party speaks over the agent. */
+  interrupt(callId: string): Promise<void>;
+  /** The far party hangs up. */
+  hangup(callId: string): Promise<void>;
 }
 
 export type EndedBy = "agent" | "caller" | "carrier" | "service";
@@ -135,15 +159,36 @@ export interface CarrierHttpResponse {
   body?: string;
 }
 
-/** A WebSocket endpoint the carrier connects to (a media or text session of one call). */
-export interface CarrierSocketEndpoint {
+/**
+ * A WebSocket endpoint of the carrier: one the carrier itself connects to (a media or text
+ * session of one call), or one a client of the service opens with its account's API key or
+ * agent token (the sandbox's softphone). For the latter the gateway authenticates the upgrade and
+ * counts the socket among the account's (ACCOUNT_MAX_SOCKETS) before `accept` sees the account,
+ * and closes the socket (4401) when that credential is revoked.
+ */
+export type CarrierSocketEndpoint =
+  | (SocketEndpointShape & { openedBy: "carrier"; accept(request: CarrierUpgrade): Promise<CarrierSocketSession> })
+  | (SocketEndpointShape & { openedBy: "account"; accept(request: CarrierUpgrade & { accountId: string }): Promise<CarrierSocketSession> });
+
+interface SocketEndpointShape {
+  /** Names the endpoint in the log. */
+  name: string;
   /** The paths it serves. */
   pattern: RegExp;
-  /**
-   * Checks an upgrade request before the socket opens; throws an AppError to refuse it (it
-   * becomes the HTTP answer). Returns the session that the socket's frames go to.
-   */
-  accept(request: { url: string; headers: Record<string, string | string[] | undefined> }): Promise<CarrierSocketSession>;
+  /** The largest frame it takes, in bytes: a larger one closes the socket (1009). */
+  maxFrameBytes: number;
+}
+
+/**
+ * An upgrade request, for `accept` to check before the socket opens; it throws an AppError to
+ * refuse it (that becomes the HTTP answer), or returns the session the socket's frames go to.
+ */
+export interface CarrierUpgrade {
+  /** Path and query exactly as requested. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** What the endpoint's pattern captured from the path, still percent-encoded. */
+  captured: string[];
 }
 
 /** One open socket, as the carrier adapter sees it: frames in, and a way to answer. */

@@ -1,3 +1,4 @@
+import { CARRIERS } from "../../core/carrier/carriers.js";
 import type { Config } from "../../core/config.js";
 import type { Route } from "../http/route.js";
 import { agentRoutes } from "./agents.js";
@@ -41,6 +42,7 @@ export function allRoutes(config: Pick<Config, "carrier"> & Partial<Pick<Config,
     ...oauthRoutes,
     ...metricsRoutes,
   );
-  if (config.carrier === "sandbox") routes.push(...sandboxRoutes);
+  // The far party's routes, with a carrier whose far party the client plays (the sandbox).
+  if (CARRIERS[config.carrier].offersFarParty) routes.push(...sandboxRoutes);
   return routes;
 }

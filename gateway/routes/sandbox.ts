@@ -1,5 +1,5 @@
 import { Call, CallIdParams } from "../../core/calls/schemas.js";
-import { farPartyHangsUp, farPartySays, ringInbound, textInbound } from "../../core/sandbox/far-party.js";
+import { farPartyHangsUp, farPartySays, ringInbound, textInbound } from "../../core/carrier/sandbox/far-party.js";
 import {
   SandboxCallStarted,
   SandboxInboundCallBody,
@@ -7,12 +7,12 @@ import {
   SandboxSayBody,
   SandboxSmsDelivered,
   SandboxTurnOpened,
-} from "../../core/sandbox/schemas.js";
+} from "../../core/carrier/sandbox/schemas.js";
 import { defineRoute } from "../http/route.js";
 
 const tags = ["Sandbox"];
 
-/** The sandbox carrier's far party (mounted only with CARRIER=sandbox). */
+/** The sandbox carrier's far party: mounted only with a carrier that offers one (core/carrier/carrier-kind.ts). */
 export const sandboxRoutes = [
   defineRoute({
     operationId: "sandboxInboundCall",

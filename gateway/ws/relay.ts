@@ -5,10 +5,10 @@ import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNT
 import type { EventEnvelope } from "../../core/events/schemas.js";
 import { SocketAcceptor } from "./accept.js";
 import type { AccountSockets } from "./account-sockets.js";
-import { readClientFrame } from "./client-frames.js";
+import { readClientFrame } from "../../core/schemas/client-frames.js";
 import { closeOnRevoke } from "./close-on-revoke.js";
 import { relayUpgradeAccount } from "./relay-auth.js";
-import { SocketsByKey } from "./sockets-by-key.js";
+import { SocketsByKey } from "../../core/sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** Close code for a socket that a newer socket of the same agent replaced. */

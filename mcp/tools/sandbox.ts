@@ -1,5 +1,5 @@
 import { Call, CallIdParams } from "../../core/calls/schemas.js";
-import { farPartyHangsUp, farPartySays, ringInbound, textInbound } from "../../core/sandbox/far-party.js";
+import { farPartyHangsUp, farPartySays, ringInbound, textInbound } from "../../core/carrier/sandbox/far-party.js";
 import {
   SandboxCallStarted,
   SandboxInboundCallBody,
@@ -7,7 +7,7 @@ import {
   SandboxSayBody,
   SandboxSmsDelivered,
   SandboxTurnOpened,
-} from "../../core/sandbox/schemas.js";
+} from "../../core/carrier/sandbox/schemas.js";
 import { defineTool } from "../tool.js";
 
 /** The sandbox carrier's far party: tools to play the other side of a call or text (CARRIER=sandbox only). */

@@ -47,7 +47,10 @@ export class RelaySessions {
   endpoint(): CarrierSocketEndpoint {
     const urls = twilioUrls(this.deps.baseUrl);
     return {
+      name: "twilio relay",
       pattern: new RegExp(`^${TWILIO_PATHS.relay}/([^/?]+)$`),
+      maxFrameBytes: 256 * 1024,
+      openedBy: "carrier",
       accept: async ({ url, headers }) => {
         // The handshake is signed like a webhook: the URL Twilio was given, no parameters.
         requireTwilioSignature(this.deps.authToken, urls.relayAt(url), headers, {});

@@ -21,7 +21,7 @@ export interface TwilioCarrierOptions {
 }
 
 /**
- * The production carrier: Twilio Programmable Voice with ConversationRelay (DESIGN §6a). Numbers
+ * The production carrier: Twilio Programmable Voice with ConversationRelay. Numbers
  * and calls through the official SDK's REST client; inbound calls, status and texts through
  * signed webhooks; the live call as text over a ConversationRelay socket per call.
  */

@@ -1,18 +1,17 @@
 import { and, eq } from "drizzle-orm";
-import { loadCall, presentCall } from "../calls/call-records.js";
-import { SandboxCarrier } from "../carrier/sandbox-carrier.js";
-import type { Core } from "../context.js";
-import { numbers } from "../db/schema/numbers.js";
-import { AppError, notFound } from "../errors.js";
-import type { Refusal } from "../carrier/carrier.js";
+import { loadCall, presentCall } from "../../calls/call-records.js";
+import type { Core } from "../../context.js";
+import { numbers } from "../../db/schema/numbers.js";
+import { AppError, notFound } from "../../errors.js";
+import type { FarParty, Refusal } from "../carrier.js";
 
 /**
  * The sandbox's far party, scoped to the caller's own account: a client can ring, text and speak
  * only to its own numbers and calls. Another account's number or call is a 404, as ever.
  */
-function sandbox(core: Core): SandboxCarrier {
-  if (!(core.carrier instanceof SandboxCarrier)) throw new AppError("not_found", "The sandbox is available only with CARRIER=sandbox.");
-  return core.carrier;
+function farParty(core: Core): FarParty {
+  if (!core.carrier.farParty) throw new AppError("not_found", "The sandbox is available only with CARRIER=sandbox.");
+  return core.carrier.farParty;
 }
 
 const notInService = (to: string) =>
@@ -36,37 +35,29 @@ async function ownActiveNumber(core: Core, accountId: string, phoneNumber: strin
 /** Someone calls one of the account's numbers; its agent answers. */
 export async function ringInbound(core: Core, accountId: string, input: { to_number: string; from_number: string }) {
   await ownActiveNumber(core, accountId, input.to_number);
-  const decision = await sandbox(core).ringInbound({ to: input.to_number, from: input.from_number });
+  const decision = await farParty(core).ringInbound({ to: input.to_number, from: input.from_number });
   if (!decision.accepted) throw refused(decision.reason, input.to_number, "the call's first minute");
   return { call_id: decision.callId };
-}
-
-/**
- * The far party of any call, by id, with no ownership check: for a caller that has made it
- * already (the softphone, at its upgrade). Everything else uses the account-checked functions.
- */
-export function farParty(core: Core): SandboxCarrier["farParty"] {
-  return sandbox(core).farParty;
 }
 
 /** The far party of one of the account's calls finishes a turn of speech. */
 export async function farPartySays(core: Core, accountId: string, callId: string, text: string) {
   await loadCall(core.db, accountId, callId);
-  const { turnId } = await sandbox(core).farParty.say(callId, text);
+  const { turnId } = await farParty(core).say(callId, text);
   return { turn_id: turnId };
 }
 
 /** The far party hangs up. */
 export async function farPartyHangsUp(core: Core, accountId: string, callId: string) {
   await loadCall(core.db, accountId, callId);
-  await sandbox(core).farParty.hangup(callId);
+  await farParty(core).hangup(callId);
   return presentCall(await loadCall(core.db, accountId, callId));
 }
 
 /** Someone texts one of the account's numbers. */
 export async function textInbound(core: Core, accountId: string, input: { to_number: string; from_number: string; text: string }) {
   await ownActiveNumber(core, accountId, input.to_number);
-  const decision = await sandbox(core).deliverSms({ to: input.to_number, from: input.from_number, text: input.text });
+  const decision = await farParty(core).deliverSms({ to: input.to_number, from: input.from_number, text: input.text });
   if (!decision.accepted) throw refused(decision.reason, input.to_number, "a received text");
   return { message_id: decision.messageId };
 }

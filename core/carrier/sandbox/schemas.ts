@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { MAX_SPOKEN_TEXT } from "../calls/schemas.js";
-import { MAX_SMS_TEXT } from "../messages/schemas.js";
-import { PhoneNumber } from "../schemas/common.js";
+import { MAX_SPOKEN_TEXT } from "../../calls/schemas.js";
+import { MAX_SMS_TEXT } from "../../messages/schemas.js";
+import { PhoneNumber } from "../../schemas/common.js";
 
 export const SandboxInboundCallBody = z
   .strictObject({

@@ -11,6 +11,11 @@ export class SocketsByKey<S> {
     this.byKey.get(String(key))?.forEach(fn);
   }
 
+  /** Whether any socket is under key. */
+  has(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
   /** Calls fn for every socket. */
   all(fn: (socket: S) => void): void {
     this.byKey.forEach((sockets) => sockets.forEach(fn));

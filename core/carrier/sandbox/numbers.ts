@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { CarrierRefusal, type NumberRequest } from "./carrier.js";
+import { CarrierRefusal, type NumberRequest } from "../carrier.js";
 
 /**
  * The sandbox's numbers come only from ranges reserved for fiction, so no real phone is ever

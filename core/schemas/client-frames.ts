@@ -1,6 +1,6 @@
-import { AppError } from "../../core/errors.js";
-import { parseClientJson } from "../../core/schemas/json-limits.js";
-import { UNSTORABLE_MESSAGE, unstorableString } from "../../core/schemas/validation.js";
+import { AppError } from "../errors.js";
+import { parseClientJson } from "./json-limits.js";
+import { UNSTORABLE_MESSAGE, unstorableString } from "./validation.js";
 
 /** What a socket answers a client frame it refuses with; `field` names the offending field, where one does. */
 export type ErrorFrame = { type: "error"; code: "validation_error" | "malformed_json"; message: string; field?: string };

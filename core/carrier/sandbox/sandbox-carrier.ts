@@ -1,0 +1,94 @@
+import { randomBytes } from "node:crypto";
+import type { CallStatus } from "../../db/schema/calls.js";
+import { CarrierRefusal, type Carrier, type CarrierEndpoints, type CarrierSignals, type FarParty, type NumberRequest, type Speech } from "../carrier.js";
+import type { CarrierDependencies } from "../carrier-kind.js";
+import { sandboxBlock, shuffledNumbers } from "./numbers.js";
+import { Softphones } from "./softphone.js";
+
+/**
+ * What an outbound sandbox call does, by the last four digits of the number dialled: 0001 is
+ * busy, 0002 does not answer, 0003 fails, 0004 rings until hung up; anything else answers at once.
+ */
+export function sandboxOutcome(toNumber: string): CallStatus | null {
+  switch (toNumber.slice(-4)) {
+    case "0001":
+      return "busy";
+    case "0002":
+      return "no-answer";
+    case "0003":
+      return "failed";
+    case "0004":
+      return null;
+    default:
+      return "in-progress";
+  }
+}
+
+/**
+ * A carrier with no telephone company behind it: fictional numbers, outcomes by the number
+ * dialled, and a far party the client plays, through the sandbox routes and its softphone socket.
+ * Everything the agent says goes to the call's softphone, in whichever process it is open.
+ */
+export class SandboxCarrier implements Carrier {
+  readonly name = "sandbox";
+  readonly endpoints: CarrierEndpoints;
+  /** The far party of sandbox calls: what a caller or callee does. */
+  readonly farParty: FarParty;
+  private signals: CarrierSignals | undefined;
+  private readonly softphones: Softphones;
+
+  constructor(deps: CarrierDependencies) {
+    this.farParty = {
+      ringInbound: (call) => this.reporting.inboundCall({ ...call, carrierRef: `SBCA${randomBytes(8).toString("hex")}` }),
+      deliverSms: (message) => this.reporting.inboundSms({ ...message, carrierRef: `SBSM${randomBytes(8).toString("hex")}` }),
+      say: (callId, text) => this.reporting.callerUtterance(callId, text, "speech"),
+      pressKeys: (callId, digits) => this.reporting.callerUtterance(callId, digits, "dtmf"),
+      interrupt: (callId) => this.reporting.callerInterrupted(callId),
+      hangup: (callId) => this.reporting.callStatus(callId, "completed", "caller"),
+    };
+    this.softphones = new Softphones({ ...deps, farParty: this.farParty });
+    this.endpoints = { webhooks: [], sockets: [this.softphones.endpoint()] };
+  }
+
+  start(signals: CarrierSignals): void {
+    this.signals = signals;
+  }
+
+  private get reporting(): CarrierSignals {
+    if (!this.signals) throw new Error("sandbox carrier used before start()");
+    return this.signals;
+  }
+
+  async buyNumber(request: NumberRequest, isTaken: (phoneNumber: string) => Promise<boolean>) {
+    const block = sandboxBlock(request);
+    for (const phoneNumber of shuffledNumbers(block)) {
+      if (!(await isTaken(phoneNumber))) return { phoneNumber, carrierRef: `SBPN${randomBytes(8).toString("hex")}` };
+    }
+    throw new CarrierRefusal("no_numbers_available", `every sandbox number in ${block.prefix}${"x".repeat(block.digits)} is taken; choose another area code`);
+  }
+
+  async attachNumber(phoneNumber: string) {
+    return { carrierRef: `SBPN-attached-${phoneNumber}` };
+  }
+
+  async releaseNumber(): Promise<void> {}
+
+  async placeCall(call: { callId: string; to: string }) {
+    // Like a telephone company: the call rings, then the outcome arrives as a status report.
+    await this.reporting.callStatus(call.callId, "ringing");
+    const outcome = sandboxOutcome(call.to);
+    if (outcome) await this.reporting.callStatus(call.callId, outcome, outcome === "in-progress" ? undefined : "carrier");
+    return { carrierRef: `SBCA${randomBytes(8).toString("hex")}` };
+  }
+
+  // The service records the end of a call itself before asking the carrier to hang up.
+  async hangupCall(): Promise<void> {}
+
+  speak(callId: string, speech: Speech): Promise<void> {
+    return this.softphones.speak(callId, speech);
+  }
+
+  async close(): Promise<void> {
+    this.softphones.close();
+  }
+}
