@@ -37,14 +37,20 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
     const input = validate(route, req, caller);
     // Who pays: an unpaid request, and an agent token on a priced route. The rest, most requests,
     // are free, and wait on nothing here.
-    const payment = caller.kind === "unpaid" || (caller.kind === "agent_token" && route.price) ? await pay(core, route, req, caller, input) : free(caller);
+    const payment =
+      caller.kind === "unpaid" || (caller.kind === "agent_token" && route.price)
+        ? await pay(core, route, req, caller, input)
+        : free(caller);
     if (payment.kind === "payment-required") throw payment.problem;
     if (payment.kind === "replay") {
       if (payment.answer instanceof AppError) throw payment.answer;
       return reply(route, res, payment.answer);
     }
-    const answer = input.idempotencyKey === undefined ? await handle(route, core, req, res, input, payment) : await runIdempotent(core, input.idempotencyKey, fingerprint(req), () => handle(route, core, req, res, input, payment));
-    reply(route, res, payment.kind === "paid" ? new Reply(answer.status, answer.body, { ...answer.headers, ...payment.receiptHeaders }) : answer);
+    const answer =
+      input.idempotencyKey === undefined
+        ? await handle(route, core, req, res, input, payment)
+        : await runIdempotent(core, input.idempotencyKey, fingerprint(req), () => handle(route, core, req, res, input, payment));
+    reply(route, res, payment.kind === "paid" ? withReceipt(answer, payment.receiptHeaders) : answer);
   } finally {
     leave();
   }
@@ -85,6 +91,11 @@ async function handle(route: Route, core: Core, req: Request, res: Response, inp
     const error = locateFieldErrors(route, thrown);
     throw payment.kind === "paid" ? await refusedAfterPayment(core, payment, error) : error;
   }
+}
+
+/** A paid answer, with the payment's receipt. */
+function withReceipt(answer: Reply, receiptHeaders: Record<string, string>): Reply {
+  return new Reply(answer.status, answer.body, { ...answer.headers, ...receiptHeaders });
 }
 
 /** The reply step: the answer written, unless something (a deadline's 503, a stream) answered already. */
