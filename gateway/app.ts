@@ -4,7 +4,8 @@ import { carrierWebhooks } from "./http/carrier-webhooks.js";
 import { requestDeadline } from "./http/deadline.js";
 import { problemHandler, routeNotFound } from "./http/problem.js";
 import { requestContext } from "./http/request-context.js";
-import { inSequence, routeHandler, type Route } from "./http/route.js";
+import type { Route } from "./http/route.js";
+import { inSequence, routeHandler } from "./http/router.js";
 import { oauthServer } from "./oauth/mount.js";
 
 /** The express application: request ids and logs, the routes (each parsing its own body), problem responses. */

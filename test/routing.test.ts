@@ -3,7 +3,7 @@ import { createAccount } from "../harness/accounts.js";
 import { Api } from "../harness/api.js";
 import { startTestService, type TestService } from "./support/service.js";
 
-// The route dispatcher (gateway/http/route.ts) matches paths itself rather than through express
+// The route dispatcher (gateway/http/router.ts) matches paths itself rather than through express
 // routers: these are the rules it keeps from them, each of which a client may lean on.
 let service: TestService;
 let api: Api;

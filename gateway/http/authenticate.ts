@@ -1,65 +1,19 @@
 import type { Request } from "express";
-import { authenticateAgentToken, type Actor } from "../../core/auth/agent-tokens.js";
-import { authenticateApiKey, type ApiKeyPrincipal } from "../../core/auth/api-keys.js";
+import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
+import { authenticateApiKey } from "../../core/auth/api-keys.js";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
-import type { OAuthPrincipal } from "../../core/oauth/connections.js";
 import { ALL_SCOPES } from "../../core/oauth/scopes.js";
 import type { AuthPolicy } from "../../discovery/operation.js";
 import { authenticateAccessToken } from "../oauth/bearer.js";
 import { PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 import { wrongCredentialDetail } from "./credential-hints.js";
-
-export type ApiKeyAuth = ApiKeyPrincipal & { kind: "api_key" };
-export type Anonymous = { kind: "anonymous" };
-/** A call's push token, not yet checked: only the handler knows which call it must match. */
-export type PushTokenAuth = { kind: "push_token"; token: string };
-
-/** An account's agent token (a no-signup wallet's, or one minted with an API key). */
-export type AgentTokenAuth = { kind: "agent_token"; accountId: string; tokenId: string };
-/** An MCP client signed in with OAuth (DESIGN §9a): its account, scopes, perhaps one agent, and its connection (the credential). */
-export type OAuthAuth = OAuthPrincipal & { kind: "oauth" };
-/** The credential a paying request came with, naming the account to credit. */
-export type PayingCredential = { kind: "api_key"; id: string } | { kind: "agent_token"; id: string; token: string };
-/** A request that still has to pay (the payment gate resolves it); `accountId` and `credential` if a credential names the account. */
-export type UnpaidAuth = { kind: "unpaid"; accountId: string | null; credential?: PayingCredential };
-/**
- * The account of a wallet on the /v1/x402 routes: by agent token, or by a payment for this
- * request (then `settlementId` names it: the payment was credited to the account first).
- */
-export type WalletAuth = { kind: "wallet"; accountId: string; settlementId: string | null };
-/**
- * A settled payment (the top-up): who paid, how much, the account it was credited to, and the
- * credential that named that account (none: the payer's own wallet account).
- */
-export type PaymentAuth = { kind: "payment"; accountId: string; settlementId: string; payer: `0x${string}`; amountMicros: number; credential: PayingCredential | null };
-
-/** The principal a handler receives under each auth policy. */
-export type PrincipalFor<A extends AuthPolicy> = A extends "none"
-  ? Anonymous
-  : A extends "api_key"
-    ? ApiKeyAuth
-    : A extends "api_key_or_push_token"
-      ? ApiKeyAuth | PushTokenAuth
-      : A extends "api_key_or_agent_token"
-        ? ApiKeyAuth | AgentTokenAuth
-        : A extends "agent_token_or_payment"
-          ? WalletAuth
-          : A extends "payment"
-            ? PaymentAuth
-            : A extends "mcp"
-              ? ApiKeyAuth | AgentTokenAuth | OAuthAuth
-              : never;
+import type { AgentTokenAuth, Anonymous, ApiKeyAuth, Caller, OAuthAuth, PushTokenAuth, UnpaidAuth } from "./principal.js";
 
 /** The bearer token of an Authorization header, or undefined when it is absent or not `Bearer <token>`. */
 export function bearerToken(authorization: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   return match?.[1];
-}
-
-/** The credential behind a request authenticated by an API key or an agent token. */
-export function actorOf(auth: ApiKeyAuth | AgentTokenAuth): Actor {
-  return auth.kind === "api_key" ? { accountId: auth.accountId, kind: "api_key", id: auth.keyId } : { accountId: auth.accountId, kind: "agent_token", id: auth.tokenId };
 }
 
 /** `WWW-Authenticate` for a 401, per RFC 6750. */
@@ -110,8 +64,11 @@ async function authenticateMcp(core: Core, token: string | undefined): Promise<A
   return { kind: "oauth", ...principal };
 }
 
-/** Checks a request's credentials against the route's policy; throws a 401 problem when they fail. */
-export async function authenticate(core: Core, policy: AuthPolicy, req: Request): Promise<unknown> {
+/**
+ * The authenticate step: checks a request's credentials against the route's policy, and says who
+ * sent it; throws a 401 problem when they fail. A request that must pay comes out `unpaid`.
+ */
+export async function authenticate(core: Core, policy: AuthPolicy, req: Request): Promise<Caller> {
   if (policy === "none") return { kind: "anonymous" } satisfies Anonymous;
   const token = bearerToken(req.get("authorization"));
   if (policy === "mcp") return authenticateMcp(core, token);

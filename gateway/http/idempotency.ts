@@ -3,11 +3,18 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { beginIdempotent, finishIdempotent, releaseIdempotent } from "../../core/idempotency.js";
 import { idempotencyRefusal, takesIdempotencyKey, type Operation } from "../../discovery/operation.js";
+import type { Caller } from "./principal.js";
 import type { Reply } from "./reply.js";
 import { replay, storable } from "./stored-answers.js";
 
 function headerProblem(message: string, detail: string): AppError {
   return new AppError("validation_error", detail, { errors: [{ field: "Idempotency-Key", in: "header", message }] });
+}
+
+/** An Idempotency-Key, and whose keys it is among: the account, or for a push token the token itself (one call's pushes). */
+export interface IdempotencyKey {
+  key: string;
+  scope: string;
 }
 
 /**
@@ -17,37 +24,32 @@ function headerProblem(message: string, detail: string): AppError {
  * paying with a payment (no agent token) refuses it too: the payment is what makes its retry
  * safe (the same payment gets the same answer), and a new payment would be credited anyway.
  */
-export function idempotencyKeyOf(op: Operation, header: string | undefined, principalKind: string): string | undefined {
+export function idempotencyKeyOf(op: Operation, header: string | undefined, caller: Caller): IdempotencyKey | undefined {
   if (header === undefined) return undefined;
   const where = `${op.method.toUpperCase()} ${op.path}`;
-  if (!takesIdempotencyKey(op)) {
+  // Only a route open to anyone has an anonymous caller, and such a route takes no key.
+  if (!takesIdempotencyKey(op) || caller.kind === "anonymous") {
     const why = idempotencyRefusal(op);
     throw headerProblem(`is not supported on ${where}: ${why}`, `Idempotency-Key is not supported on ${where}: ${why}.`);
   }
-  if (principalKind === "unpaid") {
+  if (caller.kind === "unpaid") {
     const why = "a request paid with a payment is made safe to retry by sending the same payment again (it gets the same answer); send an agent_token to use an Idempotency-Key";
     throw headerProblem(`is not supported with a payment: ${why}`, `Idempotency-Key is not supported with a payment: ${why}.`);
   }
   if (!/^[\x21-\x7e]{1,255}$/.test(header)) {
     throw headerProblem("must be 1 to 255 printable characters", "Idempotency-Key must be 1 to 255 printable characters.");
   }
-  return header;
-}
-
-/** Whose keys a key belongs to: the account, or for a push token the token itself (one call's pushes). */
-function scopeOf(principal: unknown): string {
-  const { accountId, token } = principal as { accountId?: string; token?: string };
-  if (accountId) return accountId;
-  return `push_token:${createHash("sha256").update(token ?? "").digest("hex")}`;
+  // The caller's own account: a request an agent token pays for acts for that token's account.
+  const scope = caller.kind === "push_token" ? `push_token:${createHash("sha256").update(caller.token).digest("hex")}` : caller.accountId;
+  return { key: header, scope };
 }
 
 /**
- * Runs a request at most once per Idempotency-Key: a retry with the same key and request gets
- * the stored answer (marked Idempotent-Replayed). Final answers are stored, errors included, as
- * Stripe does; a 5xx or 429 is not, so the retry runs again.
+ * The idempotent step: runs a request at most once per Idempotency-Key. A retry with the same
+ * key and request gets the stored answer (marked Idempotent-Replayed). Final answers are stored,
+ * errors included, as Stripe does; a 5xx or 429 is not, so the retry runs again.
  */
-export async function runIdempotent(core: Core, principal: unknown, key: string, requestHash: string, run: () => Promise<Reply>): Promise<Reply> {
-  const scope = scopeOf(principal);
+export async function runIdempotent(core: Core, { key, scope }: IdempotencyKey, requestHash: string, run: () => Promise<Reply>): Promise<Reply> {
   const started = await beginIdempotent(core.db, scope, key, requestHash, core.now());
   if (started.kind === "replay") return replay(started.status, started.body, { "Idempotent-Replayed": "true" });
   try {

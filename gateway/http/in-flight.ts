@@ -3,6 +3,7 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { accountCounter } from "../../core/limits.js";
 import { setScopeAccount } from "../../core/request-scope.js";
+import { accountOf, type Caller } from "./principal.js";
 
 /**
  * How long a request beyond account_requests waits for its 429, as long as its Retry-After. A
@@ -13,15 +14,15 @@ import { setScopeAccount } from "../../core/request-scope.js";
 const REFUSAL_DELAY_MS = 1_000;
 
 /**
- * Counts the request among its account's requests in flight in this process (a 429 naming
- * account_requests beyond config.limits.accountRequests, answered after REFUSAL_DELAY_MS), and
- * marks the request scope with the account, so its database work takes that account's turn. A
- * request that names no account (a push token; an unpaid one, before its payment) is not
- * counted. Resolves with what ends the count.
+ * The admit step: counts the request among its account's requests in flight in this process (a
+ * 429 naming account_requests beyond config.limits.accountRequests, answered after
+ * REFUSAL_DELAY_MS), and marks the request scope with the account, so its database work takes
+ * that account's turn. A request that names no account (a push token; an unpaid one, before its
+ * payment) is not counted. Resolves with what ends the count.
  */
-export async function enterAccount(core: Core, auth: unknown): Promise<() => void> {
-  const accountId = (auth as { accountId?: unknown }).accountId;
-  if (typeof accountId !== "string") return () => {};
+export async function admit(core: Core, caller: Caller): Promise<() => void> {
+  const accountId = accountOf(caller);
+  if (accountId === null) return stayedOut;
   let leave: () => void;
   try {
     leave = accountCounter(core, "account_requests").take(accountId);
@@ -32,3 +33,6 @@ export async function enterAccount(core: Core, auth: unknown): Promise<() => voi
   setScopeAccount(accountId, leave);
   return leave;
 }
+
+/** What ends the count of a request that was never counted. */
+function stayedOut(): void {}

@@ -1,6 +1,5 @@
 import type { Request } from "express";
 import { findOrCreateWalletAccount } from "../../core/accounts/accounts.js";
-import { mintFirstAgentToken } from "../../core/auth/agent-tokens.js";
 import { balanceOf } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
 import type { Core } from "../../core/context.js";
@@ -8,22 +7,47 @@ import { AppError } from "../../core/errors.js";
 import type { Operation } from "../../discovery/operation.js";
 import type { PaymentEngine } from "../../payments/engine.js";
 import { creditSettlement } from "../../payments/settlements.js";
-import type { AgentTokenAuth, PaymentAuth, UnpaidAuth, WalletAuth } from "./authenticate.js";
+import type { AgentTokenAuth, Caller, PaymentAuth, UnpaidAuth, WalletAuth } from "./principal.js";
 import { publicBaseUrl } from "./problem.js";
-import { openTokens, replay } from "./stored-answers.js";
 import type { Reply } from "./reply.js";
+import { fingerprint, type RequestInput } from "./request-input.js";
+import { openTokens, storedAnswer } from "./stored-answers.js";
 
-/** A payment settled and credited for this request: who paid and how much. */
+/** A payment settled and credited for this request: which, who paid, how much, and what its refusal note says. */
 export interface PaymentMade {
+  settlementId: string;
   payer: `0x${string}`;
   amountMicros: number;
+  /** Paid with no credential: the payer's own wallet account. */
+  walletOwnAccount: boolean;
+  testMoney: boolean;
 }
 
 /**
- * A paid request, resolved: who it acts for (with the receipt to return and, when a payment
- * came with it, that payment), or the stored answer of a retry.
+ * What the pay step decides for a request, as x402's HTTPProcessResult does for its middleware:
+ * - `free`: nothing to pay (the route has no price, or the credential is not a wallet's);
+ * - `covered`: an agent token whose balance covers the price, spent as the handler spends it;
+ * - `paid`: a payment settled and credited to the account the request then acts for, with the
+ *   receipt to send back;
+ * - `replay`: the same payment again, answered with what it bought the first time (a refusal
+ *   is the same problem again);
+ * - `payment-required`: no payment, or one refused: a 402 with both challenges.
+ * The first three go on to the handler, as `principal`; the last two are the answer.
  */
-export type GateOutcome = { principal: WalletAuth | PaymentAuth; receiptHeaders: Record<string, string>; payment?: PaymentMade } | { reply: Reply };
+export type PaymentOutcome =
+  | { kind: "free"; principal: Exclude<Caller, UnpaidAuth> }
+  | { kind: "covered"; principal: WalletAuth }
+  | { kind: "paid"; principal: WalletAuth | PaymentAuth; receiptHeaders: Record<string, string>; payment: PaymentMade }
+  | { kind: "replay"; answer: Reply | AppError }
+  | { kind: "payment-required"; problem: AppError };
+
+/** An outcome the request goes on with, to its handler. */
+export type Proceed = Extract<PaymentOutcome, { principal: unknown }>;
+
+/** The outcome of a request with nothing to pay: it acts for its caller. */
+export function free(caller: Exclude<Caller, UnpaidAuth>): Proceed {
+  return { kind: "free", principal: caller };
+}
 
 /** The request as the payment libraries read it: a Fetch Request with the exact bytes sent. */
 function toFetchRequest(req: Request): globalThis.Request {
@@ -70,82 +94,56 @@ function paymentProblem(req: Request, engine: PaymentEngine, route: Operation, c
 }
 
 /**
- * Makes a request pay, after its input is validated and before anything is served. An agent
- * token must have a balance covering the price (else 402 with both challenges). A payment is
- * settled, then credited to the payer's account (created on its first payment) or to the
- * account the request's credential names; the handler then runs as that account, and what it
- * spends is charged from that balance as always. The same request retried with the same payment
- * gets the stored answer.
+ * The pay step, for an unpaid request or an agent token on a priced route, after the input is
+ * validated and before anything is served. An agent token must have a balance covering the
+ * price (else 402 with both challenges). A payment is settled, then credited to the payer's
+ * account (created on its first payment) or to the account the request's credential names; the
+ * handler then runs as that account, and what it spends is charged from that balance as always.
+ * The same request retried with the same payment gets the stored answer.
  */
-export async function payForRequest(
-  core: Core,
-  engine: PaymentEngine,
-  req: Request,
-  route: Operation,
-  auth: AgentTokenAuth | UnpaidAuth,
-  input: { params: unknown; query: unknown; body: unknown },
-  requestHash: string,
-): Promise<GateOutcome> {
-  const price = await route.price!.amount(core, input as never);
-  const unpaid = () => engine.collect(toFetchRequest(req), price, { scope: `${route.method.toUpperCase()} ${route.path}`, requestHash, description: route.summary, besideAuth: req.get("authorization") !== undefined });
-
-  if (auth.kind === "agent_token" && (await balanceOf(core.db, auth.accountId)) >= price) {
-    return { principal: { kind: "wallet", accountId: auth.accountId, settlementId: null }, receiptHeaders: {} };
+export async function pay(core: Core, route: Operation, req: Request, caller: AgentTokenAuth | UnpaidAuth, input: RequestInput): Promise<PaymentOutcome> {
+  if (!route.price) throw new Error(`${route.method.toUpperCase()} ${route.path} takes payments but has no price`);
+  const engine = await paymentEngine(core);
+  const price = await route.price.amount(core, input);
+  if (caller.kind === "agent_token" && (await balanceOf(core.db, caller.accountId)) >= price) {
+    return { kind: "covered", principal: { kind: "wallet", accountId: caller.accountId, settlementId: null } };
   }
   // An agent token whose balance falls short may come with a payment: it is credited to the
   // token's account like any other, never settled and then dropped.
-  const collected = await unpaid();
+  const scope = `${route.method.toUpperCase()} ${route.path}`;
+  const collected = await engine.collect(toFetchRequest(req), price, { scope, requestHash: fingerprint(req), description: route.summary, besideAuth: req.get("authorization") !== undefined });
   if (collected.kind === "challenge") {
-    throw paymentProblem(req, engine, route, auth.kind === "agent_token" ? "insufficient_balance" : "payment_required", price, collected.headers, collected.reason);
+    const code = caller.kind === "agent_token" ? "insufficient_balance" : "payment_required";
+    return { kind: "payment-required", problem: paymentProblem(req, engine, route, code, price, collected.headers, collected.reason) };
   }
   if (collected.kind === "replay") {
     const { responseStatus, responseBody } = collected.settlement;
-    return { reply: replay(responseStatus!, openTokens(core, responseBody), { "Idempotent-Replayed": "true" }) };
+    return { kind: "replay", answer: storedAnswer(responseStatus!, openTokens(core, responseBody), { "Idempotent-Replayed": "true" }) };
   }
+  const { settlementId, payer, amountMicros } = collected;
   const accountId = await core.db.transaction(async (tx) => {
-    const account = auth.accountId ?? (await findOrCreateWalletAccount(tx, collected.payer)).accountId;
-    await creditSettlement(tx, collected.settlementId, account, core.now());
+    const account = caller.accountId ?? (await findOrCreateWalletAccount(tx, payer)).accountId;
+    await creditSettlement(tx, settlementId, account, core.now());
     return account;
   });
   const receiptHeaders: Record<string, string> = {};
   collected.receiptHeaders.forEach((value, name) => (receiptHeaders[name] = value));
-  if (engine.settings.testMoney) receiptHeaders["x-payment-test-money"] = "true";
+  const testMoney = engine.settings.testMoney;
+  if (testMoney) receiptHeaders["x-payment-test-money"] = "true";
+  const credential = caller.kind === "unpaid" ? (caller.credential ?? null) : null;
   const principal: WalletAuth | PaymentAuth =
-    route.auth === "payment"
-      ? { kind: "payment", accountId, settlementId: collected.settlementId, payer: collected.payer, amountMicros: collected.amountMicros, credential: auth.kind === "unpaid" ? (auth.credential ?? null) : null }
-      : { kind: "wallet", accountId, settlementId: collected.settlementId };
-  return { principal, receiptHeaders, payment: { payer: collected.payer, amountMicros: collected.amountMicros } };
+    route.auth === "payment" ? { kind: "payment", accountId, settlementId, payer, amountMicros, credential } : { kind: "wallet", accountId, settlementId };
+  return { kind: "paid", principal, receiptHeaders, payment: { settlementId, payer, amountMicros, walletOwnAccount: caller.kind === "unpaid" && !caller.credential, testMoney } };
 }
 
+const engines = new WeakMap<Core, Promise<PaymentEngine>>();
+
 /**
- * A paid request that was then refused (a 404, a 409, a 402 for a balance the price did not
- * cover): the payment was credited to the account before the handler ran, and stays there. The
- * refusal says so, with the balance now and how to spend it, so a wallet knows where its money
- * went. A wallet paying with no credential whose account has no live agent token gets one here
- * (the payment proves the wallet), once: a refusal never mints a token per refusal. The receipt
- * headers are set on the refusal as on a success.
+ * The payment engine, made on first use: it needs the public URL (known once the server
+ * listens), and the payment libraries take a second to load, which only paid requests need.
  */
-export async function withPaymentNote(
-  core: Core,
-  error: AppError,
-  target: { accountId: string; walletOwnAccount: boolean },
-  payment: PaymentMade,
-  receiptHeaders: Record<string, string>,
-  testMoney: boolean,
-): Promise<AppError> {
-  const balance = await balanceOf(core.db, target.accountId);
-  const agentToken = target.walletOwnAccount ? await core.db.transaction((tx) => mintFirstAgentToken(tx, target.accountId, payment.payer)) : null;
-  const spend = agentToken
-    ? "spend it with the agent_token on the /v1/x402 routes."
-    : "spend it with the account's agent_token on the /v1/x402 routes (a top-up paid from this wallet with no credential mints a new one; GET /v1/auth/agent-tokens lists them).";
-  const note = {
-    credited: formatMicros(payment.amountMicros),
-    balance: formatMicros(balance),
-    currency: "USD",
-    payer: payment.payer,
-    agent_token: agentToken,
-    test_money: testMoney,
-    detail: `Your payment of ${formatMicros(payment.amountMicros)} USD was credited to this wallet's balance before the request was refused, and stays there: ${spend}`,
-  };
-  return new AppError(error.code, error.detail, { errors: error.errors, headers: { ...receiptHeaders, ...error.headers }, extra: { ...error.extra, payment: note }, cause: error.cause });
+function paymentEngine(core: Core): Promise<PaymentEngine> {
+  let engine = engines.get(core);
+  if (!engine) engines.set(core, (engine = import("../../payments/engine.js").then(({ PaymentEngine }) => new PaymentEngine(core))));
+  return engine;
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Request } from "express";
 import type { z } from "zod";
 import { AppError, quoted, type FieldError, type FieldLocation } from "../../core/errors.js";
@@ -87,4 +88,10 @@ export function locateFieldErrors(op: Operation, error: AppError): AppError {
   if (!error.errors || error.errors.every((e) => e.in)) return error;
   const errors = error.errors.map((e) => (e.in ? e : { ...e, in: locate(op, e.field) }));
   return new AppError(error.code, error.detail, { errors, headers: error.headers, extra: error.extra, cause: error.cause });
+}
+
+/** A request's fingerprint: method, URL (with its query) and the exact body bytes. */
+export function fingerprint(req: Request): string {
+  const raw = (req as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
+  return createHash("sha256").update(`${req.method} ${req.originalUrl}\n`).update(raw).digest("hex");
 }

@@ -11,11 +11,18 @@ export function storable(outcome: Reply | AppError): { status: number; body: unk
   return { status: outcome.status, body: outcome.body };
 }
 
+/** The stored answer, to answer again: a reply, or the problem of a refusal. */
+export function storedAnswer(status: number, body: unknown, headers: Record<string, string>): Reply | AppError {
+  const problem = (body as { problem?: { code: ErrorCode; detail: string; extra: Record<string, unknown>; errors?: FieldError[] } } | null)?.problem;
+  if (problem) return new AppError(problem.code, problem.detail, { extra: problem.extra, headers, ...(problem.errors ? { errors: problem.errors } : {}) });
+  return new Reply(status, body, headers);
+}
+
 /** The stored answer, answered again (a refusal is thrown again as the same problem). */
 export function replay(status: number, body: unknown, headers: Record<string, string>): Reply {
-  const problem = (body as { problem?: { code: ErrorCode; detail: string; extra: Record<string, unknown>; errors?: FieldError[] } } | null)?.problem;
-  if (problem) throw new AppError(problem.code, problem.detail, { extra: problem.extra, headers, ...(problem.errors ? { errors: problem.errors } : {}) });
-  return new Reply(status, body, headers);
+  const answer = storedAnswer(status, body, headers);
+  if (answer instanceof AppError) throw answer;
+  return answer;
 }
 
 type Json = Record<string, unknown>;

@@ -23,7 +23,7 @@ import {
 } from "../../core/auth/schemas.js";
 import { AppError } from "../../core/errors.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
-import { actorOf } from "../http/authenticate.js";
+import { actorOf } from "../http/principal.js";
 import { NOTICE_PAGE_HEADERS, noticePage } from "../http/notice-page.js";
 import { defineRoute, Reply } from "../http/route.js";
 

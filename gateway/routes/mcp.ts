@@ -4,7 +4,7 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { missingScope, steppedUpScope } from "../../mcp/scopes.js";
 import { serveMcpRequest } from "../../mcp/http.js";
-import { actorOf, type OAuthAuth } from "../http/authenticate.js";
+import { actorOf, type OAuthAuth } from "../http/principal.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 import { defineRoute } from "../http/route.js";

@@ -182,7 +182,7 @@ describe("consuming reads", () => {
 });
 
 describe("routing", () => {
-  // Routes are found by their group (gateway/http/route.ts routeHandler), not by trying each in turn.
+  // Routes are found by their group (gateway/http/router.ts routeHandler), not by trying each in turn.
   it("finds every route by its path as express would: any letter case, with or without a trailing slash", async () => {
     const { agent_id } = (await api.post("/v1/agents", { name: "routing" })).body;
     for (const path of [`/v1/agents/${agent_id}`, `/V1/AGENTS/${agent_id}`, `/v1/Agents/${agent_id}/`]) {
