@@ -17,7 +17,7 @@ import { transcriptUrl, type CallRow } from "./call-records.js";
 import { conversations } from "./conversation-cache.js";
 import { CONVERSATION_MAX_BYTES, CONVERSATION_MAX_LINES, conversationWindow, readConversationWindow, type ConversationLine } from "./conversation-window.js";
 import { pushTokenFor } from "./push-token.js";
-import { utteranceContent, utteranceEnvelope, utteranceTemplate, type UtteranceKnownHere } from "./utterance-envelope.js";
+import { utteranceContent, utteranceEnvelope, utteranceTemplate, type UtteranceTurn } from "./utterance-envelope.js";
 
 /** One key per call, for the runtime to keep the call's conversation in one session. */
 export function sessionKey(agentId: string, callId: string): string {
@@ -82,21 +82,17 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
         accountId: call.accountId,
         agentId: call.agentId,
         type: "call.utterance",
-        ...utteranceContent({
-          callId,
-          turnId,
-          text,
-          input,
-          fromNumber: call.fromNumber,
-          toNumber: call.toNumber,
-          isOwnerCall: call.isOwnerCall,
-          sessionKey: sessionKey(call.agentId, callId),
-          conversation: conversation.lines,
-          conversationOmitted: conversation.omitted,
-          transcriptUrl: transcriptUrl(core, callId),
-          pushContextUrl: pushContextUrl(core, callId, turnId),
-          pushToken: pushTokenFor(core, callId),
-        }),
+        ...utteranceContent(
+          { callId, turnId, text, input, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, turnId), pushToken: pushTokenFor(core, callId) },
+          {
+            fromNumber: call.fromNumber,
+            toNumber: call.toNumber,
+            isOwnerCall: call.isOwnerCall,
+            sessionKey: sessionKey(call.agentId, callId),
+            conversation: conversation.lines,
+            conversationOmitted: conversation.omitted,
+          },
+        ),
         target,
         liveTurnId: turnId,
         sessionMessage: taskOpen,
@@ -140,17 +136,8 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   const known = cache.get(callId);
   // The window this turn carries if the process's copy is still the call's (the function checks).
   const window = known ? conversationWindow([...known.lines, line], known.omitted) : null;
-  const here: UtteranceKnownHere = {
-    eventId: newId("evt"),
-    createdAt,
-    callId,
-    turnId,
-    text,
-    input,
-    transcriptUrl: transcriptUrl(core, callId),
-    pushContextUrl: pushContextUrl(core, callId, turnId),
-    pushToken: pushTokenFor(core, callId),
-  };
+  const eventId = newId("evt");
+  const turn: UtteranceTurn = { callId, turnId, text, input, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, turnId), pushToken: pushTokenFor(core, callId) };
   let result: OpenedTurn;
   try {
     [{ r: result }] = (await core.database.rows<{ r: OpenedTurn }>(OPEN_TURN, [
@@ -159,8 +146,8 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
       text,
       input,
       createdAt,
-      here.eventId,
-      utteranceTemplate(here),
+      eventId,
+      utteranceTemplate(eventId, createdAt, turn),
       // The session key names the agent, which only the function knows: it fills in the %s.
       sessionKey("%s", formatLiteral(callId)),
       known?.lastEntryId ?? null,
@@ -183,10 +170,8 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   if (result.outcome === "not_in_progress") throw notInProgress(callId, result.status ?? null);
   if (result.outcome === "webhook") return null;
   const conversation = result.conversation ? { lines: result.conversation, omitted: result.conversation_omitted ?? 0 } : window!;
-  const envelope = utteranceEnvelope({
-    ...here,
-    agentId: result.agent_id,
-    accountId: result.account_id,
+  // The envelope the function stored, built again here for this process's receivers.
+  const envelope = utteranceEnvelope({ eventId, createdAt, agentId: result.agent_id, accountId: result.account_id }, turn, {
     fromNumber: result.from_number,
     toNumber: result.to_number,
     isOwnerCall: result.is_owner_call,

@@ -14,7 +14,7 @@ export function hole(argument: number): never {
 
 /** Text that SQL's format() gives back unchanged: its `%` doubled. */
 export function formatLiteral(text: string): string {
-  return text.replaceAll("%", "%%");
+  return text.includes("%") ? text.replaceAll("%", "%%") : text;
 }
 
 /**
@@ -24,11 +24,18 @@ export function formatLiteral(text: string): string {
  */
 export function jsonTemplate(value: unknown): string {
   if (value instanceof Hole) return `%${value.argument}$s`;
-  if (typeof (value as { toJSON?: unknown } | null)?.toJSON === "function") return formatLiteral(JSON.stringify(value));
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : jsonTemplate(item))).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const members = Object.entries(value).filter(([, member]) => member !== undefined);
-    return `{${members.map(([key, member]) => `${formatLiteral(JSON.stringify(key))}:${jsonTemplate(member)}`).join(",")}}`;
+  if (Array.isArray(value)) {
+    let text = "[";
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + (value[i] === undefined ? "null" : jsonTemplate(value[i]));
+    return `${text}]`;
+  }
+  if (typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON !== "function") {
+    let text = "";
+    for (const key of Object.keys(value)) {
+      const member = (value as Record<string, unknown>)[key];
+      if (member !== undefined) text += `${text === "" ? "" : ","}${formatLiteral(JSON.stringify(key))}:${jsonTemplate(member)}`;
+    }
+    return `{${text}}`;
   }
   return formatLiteral(JSON.stringify(value));
 }
