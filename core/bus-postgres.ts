@@ -5,11 +5,17 @@ import type { Database } from "./db/database.js";
 import { busMessages } from "./db/schema/bus-messages.js";
 import type { Logger } from "./logger.js";
 
-// One LISTEN channel for the whole bus: bus channels travel inside the payload, so a process
-// needs a single listening connection however many channels it subscribes to.
-const NOTIFY_CHANNEL = "agentline";
-// PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; leave room below that limit.
-const MAX_INLINE_BYTES = 7000;
+/**
+ * The one LISTEN channel of the whole bus: bus channels travel inside the payload, so a process
+ * needs a single listening connection however many channels it subscribes to. The live turn's
+ * database function notifies on it too (core/db/functions/agentline_open_turn.sql), given this.
+ */
+export const NOTIFY_CHANNEL = "agentline";
+/**
+ * The most bytes of a NOTIFY payload sent as it is; a larger message goes by a row (or, from the
+ * live turn's function, as ids only). PostgreSQL refuses 8000 bytes or more; this leaves room.
+ */
+export const NOTIFY_MAX_BYTES = 7000;
 // An overflow row is read within milliseconds of its NOTIFY; a minute is a generous margin.
 const SWEEP_EVERY_MS = 30_000;
 
@@ -97,8 +103,9 @@ export async function createPostgresBus(options: PostgresBusOptions): Promise<Bu
       // until commit and drops both on rollback.
       const executor = publishOptions?.tx ?? db;
       const origin = publishOptions?.othersOnly && options.processId ? { p: options.processId } : {};
+      // The wire shape, which agentline_open_turn (core/db/functions/) writes too: c, p, then m or r.
       let payload = JSON.stringify({ c: channel, ...origin, m: message });
-      if (Buffer.byteLength(payload, "utf8") > MAX_INLINE_BYTES) {
+      if (Buffer.byteLength(payload, "utf8") > NOTIFY_MAX_BYTES) {
         const [row] = await executor.insert(busMessages).values({ payload: message }).returning({ id: busMessages.id });
         payload = JSON.stringify({ c: channel, ...origin, r: row!.id });
       }

@@ -13,7 +13,7 @@ export interface ConversationLine {
  * How much of a call's conversation a live turn carries: its newest lines, at most this many,
  * with at most this many bytes of text (UTF-8) in all, though the newest line is carried whatever
  * its size. The rest is counted in `conversation_omitted` and read from the transcript. The turn
- * function (migration 0012) is given these numbers. Why these:
+ * function (core/db/functions/agentline_open_turn.sql) is given these numbers. Why these:
  * docs/decisions/0060-conversation-window.md.
  */
 export const CONVERSATION_MAX_LINES = 100;

@@ -2,6 +2,7 @@ import type { Core } from "../context.js";
 import { secondsSince } from "../metrics.js";
 import type { TurnStatus } from "../db/schema/turns.js";
 import { AppError, notFound } from "../errors.js";
+import { relayLiveSince } from "../events/routing.js";
 import { loadCallById } from "./call-records.js";
 import { conversations } from "./conversation-cache.js";
 import { hangupCall } from "./hangup-call.js";
@@ -32,9 +33,9 @@ function refusal(status: TurnStatus, turnId: string): AppError {
   }
 }
 
-// The whole leg is one server-side function (agentline_push_context, migration 0008): raw SQL
-// with a fixed text, which the query builder cannot express.
-const PUSH_CONTEXT = "select agentline_push_context($1, $2, $3, $4, $5::timestamptz, $6, $7::text[]) as r";
+// The whole leg is one server-side function (agentline_push_context, core/db/functions/): raw
+// SQL with a fixed text, which the query builder cannot express.
+const PUSH_CONTEXT = "select agentline_push_context($1, $2, $3, $4, $5::timestamptz, $6, $7::text[], $8::timestamptz) as r";
 const TERMINAL_STATUS_ARRAY = `{${[...TERMINAL_STATUSES].join(",")}}`;
 
 /**
@@ -57,6 +58,7 @@ export async function pushContext(core: Core, credential: PushCredential, push: 
     now.toISOString(),
     byToken ? null : credential.accountId,
     TERMINAL_STATUS_ARRAY,
+    relayLiveSince(now).toISOString(),
   ])) as [{ r: Pushed }];
   switch (result.outcome) {
     case "no_call":

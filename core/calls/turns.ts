@@ -5,10 +5,11 @@ import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns } from "../db/schema/turns.js";
 import { AppError } from "../errors.js";
+import { NOTIFY_CHANNEL, NOTIFY_MAX_BYTES } from "../bus-postgres.js";
+import { formatLiteral } from "../db/json-template.js";
 import { EVENTS_CREATED_CHANNEL } from "../events/channels.js";
-import { recordEvent } from "../events/events.js";
-import type { EventEnvelope } from "../events/schemas.js";
-import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
+import { AGENT_EVENTS_LOCK, recordEvent } from "../events/events.js";
+import { deliveryTarget, protocol2, recordSessionMessage, relayLiveSince } from "../events/routing.js";
 import { newId } from "../ids.js";
 import { publicUrl } from "../public-url.js";
 import { taskAmend, taskCancel, taskOpen } from "../webhooks/protocol2.js";
@@ -16,6 +17,7 @@ import { transcriptUrl, type CallRow } from "./call-records.js";
 import { conversations } from "./conversation-cache.js";
 import { CONVERSATION_MAX_BYTES, CONVERSATION_MAX_LINES, conversationWindow, readConversationWindow, type ConversationLine } from "./conversation-window.js";
 import { pushTokenFor } from "./push-token.js";
+import { utteranceContent, utteranceEnvelope, utteranceTemplate, type UtteranceTurn } from "./utterance-envelope.js";
 
 /** One key per call, for the runtime to keep the call's conversation in one session. */
 export function sessionKey(agentId: string, callId: string): string {
@@ -80,17 +82,17 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
         accountId: call.accountId,
         agentId: call.agentId,
         type: "call.utterance",
-        payload: { call_id: callId, turn_id: turnId, text, input, from_number: call.fromNumber, to_number: call.toNumber, is_owner_call: call.isOwnerCall },
-        extras: {
-          call_id: callId,
-          turn_id: turnId,
-          session_key: sessionKey(call.agentId, callId),
-          conversation: conversation.lines,
-          conversation_omitted: conversation.omitted,
-          transcript_url: transcriptUrl(core, callId),
-          push_context_url: pushContextUrl(core, callId, turnId),
-          push_token: pushTokenFor(core, callId),
-        },
+        ...utteranceContent(
+          { callId, turnId, text, input, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, turnId), pushToken: pushTokenFor(core, callId) },
+          {
+            fromNumber: call.fromNumber,
+            toNumber: call.toNumber,
+            isOwnerCall: call.isOwnerCall,
+            sessionKey: sessionKey(call.agentId, callId),
+            conversation: conversation.lines,
+            conversationOmitted: conversation.omitted,
+          },
+        ),
         target,
         liveTurnId: turnId,
         sessionMessage: taskOpen,
@@ -106,9 +108,11 @@ interface OpenedTurn {
   status?: string | null;
   agent_id: string;
   account_id: string;
+  from_number: string;
+  to_number: string;
+  is_owner_call: boolean;
   seq: number;
   before: string[];
-  envelope: EventEnvelope;
   entry_id: number;
   /** The conversation window, when the function read it afresh (the process's copy was not the call's). */
   conversation: ConversationLine[] | null;
@@ -117,12 +121,12 @@ interface OpenedTurn {
 
 // A server-side function call, which the query builder cannot express; its text is fixed.
 const OPEN_TURN =
-  "select agentline_open_turn($1, $2, $3, $4::timestamptz, $5, $6, $7, $8, $9, $10::bigint, $11::json, $12::int, $13, $14, $15, $16::int, $17::int) as r";
+  "select agentline_open_turn($1, $2, $3, $4, $5::timestamptz, $6, $7, $8, $9::bigint, $10, $11::int, $12::int, $13::int, $14::timestamptz, $15::int, $16, $17::boolean, $18, $19, $20::int) as r";
 
 /**
  * The turn of an agent whose events go to a relay socket or the mailbox, in one round trip (the
- * function agentline_open_turn, migration 0012); then, committed, the event is handed from memory
- * to this process's receivers. Returns the turn id, or null when the agent has a webhook.
+ * function agentline_open_turn, core/db/functions/); then, committed, the event is handed from
+ * memory to this process's receivers. Returns the turn id, or null when the agent has a webhook.
  */
 async function openTurnInOneTrip(core: Core, callId: string, text: string, input: "speech" | "dtmf", now: Date): Promise<string | null> {
   const turnId = newId("turn");
@@ -132,26 +136,32 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   const known = cache.get(callId);
   // The window this turn carries if the process's copy is still the call's (the function checks).
   const window = known ? conversationWindow([...known.lines, line], known.omitted) : null;
+  const eventId = newId("evt");
+  const turn: UtteranceTurn = { callId, turnId, text, input, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, turnId), pushToken: pushTokenFor(core, callId) };
   let result: OpenedTurn;
   try {
     [{ r: result }] = (await core.database.rows<{ r: OpenedTurn }>(OPEN_TURN, [
       callId,
+      turnId,
       text,
       input,
       createdAt,
-      createdAt,
-      turnId,
-      newId("evt"),
-      pushContextUrl(core, callId, turnId),
-      pushTokenFor(core, callId),
+      eventId,
+      utteranceTemplate(eventId, createdAt, turn),
+      // The session key names the agent, which only the function knows: it fills in the %s.
+      sessionKey("%s", formatLiteral(callId)),
       known?.lastEntryId ?? null,
       window ? JSON.stringify(window.lines) : null,
       window?.omitted ?? null,
-      transcriptUrl(core, callId),
-      core.processId,
-      core.database.kind === "postgres",
       CONVERSATION_MAX_LINES,
       CONVERSATION_MAX_BYTES,
+      relayLiveSince(now).toISOString(),
+      AGENT_EVENTS_LOCK,
+      core.processId,
+      core.database.kind === "postgres",
+      NOTIFY_CHANNEL,
+      EVENTS_CREATED_CHANNEL,
+      NOTIFY_MAX_BYTES,
     ])) as [{ r: OpenedTurn }];
   } catch (error) {
     cache.forget(callId);
@@ -159,10 +169,21 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   }
   if (result.outcome === "not_in_progress") throw notInProgress(callId, result.status ?? null);
   if (result.outcome === "webhook") return null;
-  if (result.conversation) cache.set(callId, result.entry_id, result.conversation, result.conversation_omitted ?? 0);
+  const conversation = result.conversation ? { lines: result.conversation, omitted: result.conversation_omitted ?? 0 } : window!;
+  // The envelope the function stored, built again here for this process's receivers.
+  const envelope = utteranceEnvelope({ eventId, createdAt, agentId: result.agent_id, accountId: result.account_id }, turn, {
+    fromNumber: result.from_number,
+    toNumber: result.to_number,
+    isOwnerCall: result.is_owner_call,
+    sessionKey: sessionKey(result.agent_id, callId),
+    conversation: conversation.lines,
+    conversationOmitted: conversation.omitted,
+  });
+  // The cache grows its own copy of the lines: the envelope's must stay as they were sent.
+  if (result.conversation) cache.set(callId, result.entry_id, [...result.conversation], conversation.omitted);
   else cache.append(callId, known!.lastEntryId, result.entry_id, line);
   // Committed: this process's relay socket (and any waiting poll) gets it from memory.
-  core.bus.announce(EVENTS_CREATED_CHANNEL, { agent_id: result.agent_id, account_id: result.account_id, seq: result.seq, before: result.before, event: result.envelope });
+  core.bus.announce(EVENTS_CREATED_CHANNEL, { agent_id: result.agent_id, account_id: result.account_id, seq: result.seq, before: result.before, event: envelope });
   return turnId;
 }
 

@@ -7,6 +7,7 @@ import { newId } from "../ids.js";
 import { enqueueDelivery } from "../webhooks/deliveries.js";
 import type { WebhookRow } from "../db/schema/webhooks.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";
+import { eventEnvelope, type EnvelopeFields } from "./envelope.js";
 import { deliveryTarget, protocol2, type DeliveryTarget, type SessionMessage } from "./routing.js";
 import type { EventEnvelope, EventType } from "./schemas.js";
 
@@ -16,7 +17,7 @@ export interface NewEvent {
   type: EventType;
   payload: Record<string, unknown>;
   /** Top-level fields beside `payload` (call.utterance's live-turn fields). */
-  extras?: Partial<Omit<EventEnvelope, "event_id" | "agent_id" | "account_id" | "event_type" | "created_at" | "payload">>;
+  extras?: EnvelopeFields["extras"];
   /** How the event reads to a protocol-2 webhook, when it belongs to a call session. */
   sessionMessage?: (envelope: EventEnvelope, webhook: WebhookRow) => SessionMessage | Promise<SessionMessage>;
   /** The turn of a live-turn event: its webhook delivery retries fast, then gives the turn up. */
@@ -31,15 +32,7 @@ export interface NewEvent {
  * that caused it, so the change, the event and its delivery job commit together or not at all.
  */
 export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now: Date = core.now()): Promise<EventEnvelope> {
-  const envelope: EventEnvelope = {
-    event_id: newId("evt"),
-    agent_id: event.agentId,
-    account_id: event.accountId,
-    event_type: event.type,
-    created_at: now.toISOString(),
-    payload: event.payload,
-    ...event.extras,
-  };
+  const envelope = eventEnvelope({ eventId: newId("evt"), agentId: event.agentId, accountId: event.accountId, type: event.type, createdAt: now.toISOString(), payload: event.payload, extras: event.extras });
   const target: DeliveryTarget = event.target ?? (await deliveryTarget(tx, event.agentId, now));
   await lockAgentEvents(tx, event.agentId);
   const [row] = await tx
@@ -66,13 +59,20 @@ export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now
 }
 
 /**
+ * The namespace of the per-agent advisory locks that order an agent's events (the first key of
+ * the two-key lock; the second is a hash of the agent id). Any fixed number no other lock uses.
+ */
+export const AGENT_EVENTS_LOCK = 7_240_502;
+
+/**
  * Holds the agent's event lock until the transaction ends, so the agent's events commit in the
  * order of their seq: with several processes writing, the relay (which hands events out by seq)
- * never sees a later one committed before an earlier one. The same lock as agentline_open_turn
- * (migration 0008) takes. Raw SQL: the query builder has no advisory locks.
+ * never sees a later one committed before an earlier one. agentline_open_turn
+ * (core/db/functions/) takes the same lock, given this namespace. Raw SQL: the query builder has
+ * no advisory locks.
  */
 async function lockAgentEvents(tx: Executor, agentId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(7240502, hashtext(${agentId}))`);
+  await tx.execute(sql`select pg_advisory_xact_lock(${AGENT_EVENTS_LOCK}, hashtext(${agentId}))`);
 }
 
 /** Which pending events a poll or a wait takes. */

@@ -12,15 +12,24 @@ import type { WebhookRow } from "../db/schema/webhooks.js";
 /** A relay holder refreshes its row more often than this; an older row is a dead process's. */
 export const RELAY_LIVENESS_MS = 60_000;
 
+/** The oldest a relay session's last sighting may be, at `now`, for the socket to count as alive. */
+export function relayLiveSince(now: Date): Date {
+  return new Date(now.getTime() - RELAY_LIVENESS_MS);
+}
+
 /** Where an agent's next event goes: its relay socket, else its webhook, else the mailbox. */
 export type DeliveryTarget = { route: "relay" } | { route: "mailbox" } | { route: "webhook"; webhook: WebhookRow };
 
+/**
+ * Where the agent's next event goes. The live turn's database functions (core/db/functions/)
+ * follow the same rule in their own joins, to stay one round trip; a change here is a change there.
+ */
 export async function deliveryTarget(tx: Executor, agentId: string, now: Date): Promise<DeliveryTarget> {
   // One round trip: it runs on every event, live turns included.
   const [row] = await tx
     .select({ relay: relaySessions.agentId, webhook: webhooks })
     .from(agents)
-    .leftJoin(relaySessions, and(eq(relaySessions.agentId, agents.agentId), gt(relaySessions.lastSeenAt, new Date(now.getTime() - RELAY_LIVENESS_MS))))
+    .leftJoin(relaySessions, and(eq(relaySessions.agentId, agents.agentId), gt(relaySessions.lastSeenAt, relayLiveSince(now))))
     .leftJoin(webhooks, eq(webhooks.agentId, agents.agentId))
     .where(eq(agents.agentId, agentId));
   if (row?.relay) return { route: "relay" };

@@ -91,6 +91,41 @@ describe("the live turn's one round trip", () => {
   });
 });
 
+describe("the call.utterance envelope", () => {
+  it("is sent as it is stored, its fields in the envelope's order", async () => {
+    const { agentId, callId, relay, phone } = await liveCall();
+    try {
+      // The envelope reaches the database as a format() template: a % in the text stays a %.
+      const text = 'a 50% "cut" %s %1$s \\ ü';
+      const turnId = await phone.say(text);
+      const [event] = await relay.waitForEvents(1);
+      const [stored] = await executeRows<{ envelope: unknown }>(service.core.db, sql`select envelope from events where event_id = ${event!.event_id}`);
+      expect(JSON.stringify(stored!.envelope)).toBe(JSON.stringify(event));
+      expect(Object.keys(event!)).toEqual([
+        "event_id",
+        "agent_id",
+        "account_id",
+        "event_type",
+        "created_at",
+        "payload",
+        "call_id",
+        "turn_id",
+        "session_key",
+        "conversation",
+        "conversation_omitted",
+        "transcript_url",
+        "push_context_url",
+        "push_token",
+      ]);
+      expect(Object.keys(event!.payload)).toEqual(["call_id", "turn_id", "text", "input", "from_number", "to_number", "is_owner_call"]);
+      expect(event).toMatchObject({ agent_id: agentId, call_id: callId, turn_id: turnId, session_key: `agentline:${agentId}:${callId}`, payload: { text, call_id: callId } });
+    } finally {
+      phone.close();
+      await relay.close();
+    }
+  });
+});
+
 describe("a long call", () => {
   it("finds its open turn through the open-turn index, not by reading every turn it had", async () => {
     const { callId, relay, phone } = await liveCall();
