@@ -74,7 +74,7 @@ export async function mcp(): Promise<void> {
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
-  logger.info({ account_id: principal.accountId, database: core.database.kind }, "mcp server on stdio");
+  logger.info({ account_id: principal.accountId, database: core.dbHandle.kind }, "mcp server on stdio");
   await serveMcpOverStdio(core, principal);
   await stop();
 }

@@ -14,8 +14,10 @@ import type { ServerSecrets } from "./secrets.js";
  */
 export interface Core {
   config: Config;
+  /** The query builder (drizzle) over the open database. */
   db: Database;
-  database: DatabaseHandle;
+  /** The open database itself: raw statements, its kind, closing it. */
+  dbHandle: DatabaseHandle;
   logger: Logger;
   mailer: Mailer;
   secrets: ServerSecrets;
@@ -25,7 +27,7 @@ export interface Core {
   bus: Bus;
   carrier: Carrier;
   /** Applies what the carrier reports; holds the live turns' filler timers. */
-  calls: LiveCalls;
+  callEngine: CallEngine;
   /** The public base URL, for links in events; set once the server knows where it listens. */
   baseUrl: string;
   /** This process, among those sharing the database (relay sessions record their holder). */
@@ -45,7 +47,7 @@ export interface Core {
 }
 
 /** The call engine as the domains see it: the carrier's signals, plus the per-turn timers. */
-export interface LiveCalls extends CarrierSignals {
+export interface CallEngine extends CarrierSignals {
   /** The call's turn closed (answered, cancelled, or the call ended): its filler is not needed. */
   turnClosed(callId: string, turnId?: string): void;
   close(): void;

@@ -4,8 +4,8 @@ import { createLocalBus, type Bus } from "./bus.js";
 import { BillingJobs } from "./billing/billing-jobs.js";
 import { createPostgresBus } from "./bus-postgres.js";
 import { loadCallById } from "./calls/call-records.js";
-import { CallEngine } from "./calls/call-engine.js";
-import { hangupCall } from "./calls/hangup-call.js";
+import { LiveCallEngine } from "./calls/call-engine.js";
+import { endCall } from "./calls/end-call.js";
 import type { Carrier } from "./carrier/carrier.js";
 import { CARRIERS } from "./carrier/carriers.js";
 import type { Config } from "./config.js";
@@ -54,14 +54,14 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
   const core: Core = {
     config,
     db: database.db,
-    database,
+    dbHandle: database,
     logger,
     mailer,
     secrets,
     metrics: createMetrics(database.db),
     bus,
     carrier,
-    calls: undefined as unknown as CallEngine,
+    callEngine: undefined as unknown as LiveCallEngine,
     webhooks: undefined as unknown as DeliveryWorker,
     billing: undefined as unknown as BillingJobs,
     baseUrl: config.baseUrl ?? `http://localhost:${config.port}`,
@@ -73,21 +73,21 @@ export async function createCore(config: Config, options: CreateCoreOptions): Pr
       stopping.abort();
       await core.billing.close();
       await core.webhooks.close();
-      core.calls.close();
+      core.callEngine.close();
       await carrier.close();
       await bus.close();
       mailer.close();
       await database.close();
     },
   };
-  core.calls = new CallEngine(core);
+  core.callEngine = new LiveCallEngine(core);
   // Before any request: a revocation heard from now on ends what its credential opened.
   listenForRevocations(core);
-  carrier.start(core.calls);
+  carrier.start(core.callEngine);
   core.webhooks = new DeliveryWorker(core);
   core.billing = new BillingJobs(core, async (callId, at) => {
     const call = await loadCallById(core.db, callId);
-    if (call) await hangupCall(core, call, "service", at);
+    if (call) await endCall(core, call, "service", at);
   });
   if (options.runJobs !== false) {
     core.webhooks.start();

@@ -50,7 +50,7 @@ export async function startServer(config: Config, options: CreateCoreOptions): P
   const baseUrl = config.baseUrl ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
   app.locals.baseUrl = baseUrl;
   core.baseUrl = baseUrl;
-  core.logger.info({ port, base_url: baseUrl, database: core.database.kind, carrier: config.carrier }, "listening");
+  core.logger.info({ port, base_url: baseUrl, database: core.dbHandle.kind, carrier: config.carrier }, "listening");
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -98,7 +98,7 @@ describe("/health", () => {
   it("answers 503 when the database cannot", async () => {
     const broken = await startTestService();
     try {
-      await broken.core.database.close();
+      await broken.core.dbHandle.close();
       const res = await new Api(broken.baseUrl).get("/health");
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ status: "unavailable", database: "unreachable" });

@@ -1,5 +1,5 @@
 import { and, eq, notInArray } from "drizzle-orm";
-import { hangupCall } from "../calls/hangup-call.js";
+import { endCall } from "../calls/end-call.js";
 import { TERMINAL_STATUSES } from "../calls/schemas.js";
 import type { Core } from "../context.js";
 import { agents } from "../db/schema/agents.js";
@@ -21,7 +21,7 @@ export async function deleteAgent(core: Core, accountId: string, agentId: string
     .select()
     .from(calls)
     .where(and(eq(calls.agentId, agentId), notInArray(calls.status, [...TERMINAL_STATUSES] as (typeof calls.$inferSelect.status)[])));
-  for (const call of live) await hangupCall(core, call, "service");
+  for (const call of live) await endCall(core, call, "service");
   const now = core.now();
   const outcome = await core.db.transaction(async (tx) => {
     const held = and(eq(numbers.agentId, agentId), eq(numbers.accountId, accountId), eq(numbers.status, "active"));

@@ -14,7 +14,7 @@ import { cancelOpenTurn, claimFiller, openTurn } from "./turns.js";
  * one open turn, so timers are kept by call, and dropped once their turn closes here, sparing a
  * claim that could only find the turn closed.
  */
-export class CallEngine implements CarrierSignals {
+export class LiveCallEngine implements CarrierSignals {
   private readonly fillerTimers = new Map<string, { turnId: string; timer: NodeJS.Timeout }>();
 
   constructor(private readonly core: Core) {}

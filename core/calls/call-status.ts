@@ -68,7 +68,7 @@ export async function applyCallStatus(
     if (next === "in-progress" && row!.direction === "outbound") await startOutboundSession(core, tx, row!);
     return row!;
   });
-  if (updated && TERMINAL_STATUSES.has(updated.status)) core.calls.turnClosed(callId);
+  if (updated && TERMINAL_STATUSES.has(updated.status)) core.callEngine.turnClosed(callId);
   if (updated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: updated.status });
   return updated;
 }

@@ -1,15 +1,9 @@
-import type { EndedBy } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
-import { applyCallStatus } from "./call-status.js";
-import type { CallRow } from "./call-records.js";
-import { TERMINAL_STATUSES } from "./schemas.js";
+import { loadCall, presentCall } from "./call-records.js";
+import { endCall } from "./end-call.js";
 
-/**
- * Ends a call from the service's side: recorded first (completed, or canceled if never
- * answered), then the carrier is told to drop it. Ending an ended call changes nothing.
- */
-export async function hangupCall(core: Core, call: CallRow, endedBy: EndedBy, at?: Date): Promise<void> {
-  if (TERMINAL_STATUSES.has(call.status)) return;
-  const ended = await applyCallStatus(core, call.callId, "completed", endedBy, at ? { at } : {});
-  if (ended) await core.carrier.hangupCall({ callId: call.callId, carrierRef: ended.carrierRef, status: ended.status });
+/** Hangs up a call at the client's request. Idempotent: an ended call is returned as it is. */
+export async function hangupCall(core: Core, accountId: string, callId: string) {
+  await endCall(core, await loadCall(core.db, accountId, callId), "agent");
+  return presentCall(await loadCall(core.db, accountId, callId));
 }

@@ -5,7 +5,7 @@ import { AppError, notFound } from "../errors.js";
 import { relayLiveSince } from "../events/routing.js";
 import { loadCallById } from "./call-records.js";
 import { conversations } from "./conversation-cache.js";
-import { hangupCall } from "./hangup-call.js";
+import { endCall } from "./end-call.js";
 import { isPushTokenFor } from "./push-token.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
 
@@ -50,7 +50,7 @@ export async function pushContext(core: Core, credential: PushCredential, push: 
   const byToken = "pushToken" in credential;
   // A push token is an HMAC of the call id: checked before the database is asked anything.
   if (byToken && !isPushTokenFor(core, push.callId, credential.pushToken)) throw badPushToken();
-  const [{ r: result }] = (await core.database.rows<{ r: Pushed }>(PUSH_CONTEXT, [
+  const [{ r: result }] = (await core.dbHandle.rows<{ r: Pushed }>(PUSH_CONTEXT, [
     push.callId,
     push.turnId,
     push.text,
@@ -75,12 +75,12 @@ export async function pushContext(core: Core, credential: PushCredential, push: 
       throw refusal(result.turn_status, push.turnId);
   }
   conversations(core).append(push.callId, result.previous_entry_id, result.entry_id, { role: "assistant", text: push.text, timestamp: now.toISOString() });
-  if (push.final) core.calls.turnClosed(push.callId, push.turnId);
+  if (push.final) core.callEngine.turnClosed(push.callId, push.turnId);
   await core.carrier.speak(push.callId, { text: push.text, final: push.final, turnId: push.turnId });
   core.metrics.turnLeg.observe({ leg: "push" }, secondsSince(started));
   if (push.endCall) {
     const call = await loadCallById(core.db, push.callId);
-    if (call) await hangupCall(core, call, "agent");
+    if (call) await endCall(core, call, "agent");
   }
   return {
     call_id: push.callId,

@@ -140,7 +140,7 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   const turn: UtteranceTurn = { callId, turnId, text, input, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, turnId), pushToken: pushTokenFor(core, callId) };
   let result: OpenedTurn;
   try {
-    [{ r: result }] = (await core.database.rows<{ r: OpenedTurn }>(OPEN_TURN, [
+    [{ r: result }] = (await core.dbHandle.rows<{ r: OpenedTurn }>(OPEN_TURN, [
       callId,
       turnId,
       text,
@@ -158,7 +158,7 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
       relayLiveSince(now).toISOString(),
       AGENT_EVENTS_LOCK,
       core.processId,
-      core.database.kind === "postgres",
+      core.dbHandle.kind === "postgres",
       NOTIFY_CHANNEL,
       EVENTS_CREATED_CHANNEL,
       NOTIFY_MAX_BYTES,

@@ -49,7 +49,7 @@ export interface Carrier {
    * Ends a live or ringing call that the service has already recorded as ended (`status` is how:
    * `completed` if it had been answered, `canceled` if not). Never throws: the end is recorded.
    */
-  hangupCall(call: { callId: string; carrierRef: string | null; status: CallStatus }): Promise<void>;
+  dropCall(call: { callId: string; carrierRef: string | null; status: CallStatus }): Promise<void>;
   /** Speaks a line into a live call. */
   speak(callId: string, speech: Speech): Promise<void>;
   close(): Promise<void>;

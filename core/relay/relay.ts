@@ -68,7 +68,7 @@ const WRITE_TOUCHES = `update relay_sessions set last_seen_at = $1::timestamptz
   where (agent_id, session_id) in (select * from unnest($2::text[], $3::text[]))`;
 
 const touchBatches = sameTickBatches<[agentId: string, sessionId: string]>((core, pairs) =>
-  core.database.rows(WRITE_TOUCHES, [core.now().toISOString(), pairs.map(([agentId]) => agentId), pairs.map(([, sessionId]) => sessionId)]).then(() => {}),
+  core.dbHandle.rows(WRITE_TOUCHES, [core.now().toISOString(), pairs.map(([agentId]) => agentId), pairs.map(([, sessionId]) => sessionId)]).then(() => {}),
 );
 
 /** Forgets a closed socket, unless a newer one has already taken its place. */
@@ -120,5 +120,5 @@ const WRITE_ACKS = `update events set status = 'delivered', delivered_via = 'rel
     and set_config('synchronous_commit', 'off', true) = 'off'`;
 
 const ackBatches = sameTickBatches<[agentId: string, eventId: string]>((core, pairs) =>
-  core.database.rows(WRITE_ACKS, [core.now().toISOString(), pairs.map(([agentId]) => agentId), pairs.map(([, eventId]) => eventId)]).then(() => {}),
+  core.dbHandle.rows(WRITE_ACKS, [core.now().toISOString(), pairs.map(([agentId]) => agentId), pairs.map(([, eventId]) => eventId)]).then(() => {}),
 );

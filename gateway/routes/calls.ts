@@ -1,4 +1,5 @@
-import { getCall, getTranscript, hangupCallByClient, listCalls } from "../../core/calls/calls.js";
+import { hangupCall } from "../../core/calls/hangup-call.js";
+import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
 import { placeCall } from "../../core/calls/place-call.js";
 import { pushContext } from "../../core/calls/push-context.js";
 import { Call, CallIdParams, ContextPushBody, ContextPushQuery, ContextPushResult, ListCallsQuery, PlaceCallBody, Transcript } from "../../core/calls/schemas.js";
@@ -69,7 +70,7 @@ export const callRoutes = [
     auth: "api_key",
     params: CallIdParams,
     response: { status: 200, description: "The call after hanging up", schema: Call },
-    handler: ({ core, auth, params }) => hangupCallByClient(core, auth.accountId, params.call_id),
+    handler: ({ core, auth, params }) => hangupCall(core, auth.accountId, params.call_id),
   }),
   defineRoute({
     operationId: "pushContext",

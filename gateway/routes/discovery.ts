@@ -59,7 +59,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
       response: { status: 200, description: "Healthy", schema: Health },
       otherResponses: [{ status: 503, description: "The database does not answer", schema: Health }],
       handler: async ({ core }) => {
-        const health = await checkHealth(core.database, serviceVersion);
+        const health = await checkHealth(core.dbHandle, serviceVersion);
         return health.status === "ok" ? health : new Reply(503, health, { "Retry-After": "5" });
       },
     }),

@@ -1,6 +1,7 @@
 import { presentAgent, updateAgent } from "../../core/agents/agents.js";
 import { Agent } from "../../core/agents/schemas.js";
-import { getTranscript, hangupCallByClient } from "../../core/calls/calls.js";
+import { hangupCall } from "../../core/calls/hangup-call.js";
+import { getTranscript } from "../../core/calls/read-calls.js";
 import { Call, CallIdParams, Transcript } from "../../core/calls/schemas.js";
 import { pollEvents } from "../../core/events/events.js";
 import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
@@ -117,7 +118,7 @@ export const x402Routes = [
     price: requestPrice,
     params: CallIdParams,
     response: { status: 200, description: "The call after hanging up", schema: Call },
-    handler: ({ core, auth, params }) => hangupCallByClient(core, auth.accountId, params.call_id),
+    handler: ({ core, auth, params }) => hangupCall(core, auth.accountId, params.call_id),
   }),
   defineRoute({
     operationId: "walletGetTranscript",

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { getCall, getTranscript, hangupCallByClient, listCalls } from "../../core/calls/calls.js";
+import { hangupCall } from "../../core/calls/hangup-call.js";
+import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
 import { placeCall } from "../../core/calls/place-call.js";
 import { pushContext } from "../../core/calls/push-context.js";
 import { Call, CallIdParams, ContextPushBody, ContextPushQuery, ContextPushResult, ListCallsQuery, PlaceCallBody, Transcript } from "../../core/calls/schemas.js";
@@ -55,7 +56,7 @@ export const callTools = [
     input: [CallIdParams],
     output: Call,
     hints: { destructive: true, idempotent: true, openWorld: true },
-    run: ({ core, accountId }, args) => hangupCallByClient(core, accountId, args.call_id),
+    run: ({ core, accountId }, args) => hangupCall(core, accountId, args.call_id),
   }),
   defineTool({
     name: "push_context",

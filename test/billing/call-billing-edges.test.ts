@@ -115,7 +115,7 @@ describe("the meter", () => {
   it.skipIf(!onPostgres)("prepays each due call in a transaction of its own: a call already paid is let go while the next one waits", async () => {
     const clock = manualClock(service.core);
     const [first, second] = [await callWith(5_000_000), await callWith(5_000_000)];
-    const sql = service.core.database.postgresClient!;
+    const sql = service.core.dbHandle.postgresClient!;
     // Both due at the next pass, the first sooner; the meter takes the sooner first.
     const due = clock.now().getTime() + 3_600_000;
     await sql`update calls set paid_until = ${new Date(due).toISOString()} where call_id = ${first.call.call_id}`;
@@ -170,7 +170,7 @@ describe("the meter", () => {
     const { account, api, call } = await callWith(60 * RATE, "+14155550004");
     expect(call.status).not.toBe("in-progress");
     await service.core.db.transaction((tx) => tryCharge(tx, { accountId: account.accountId, category: "operator_credit", description: "spent elsewhere", at: clock.now() }, 60 * RATE));
-    await service.core.calls.callStatus(call.call_id, "in-progress");
+    await service.core.callEngine.callStatus(call.call_id, "in-progress");
     const answeredAt = (await api.get(`/v1/calls/${call.call_id}`)).body.answered_at;
     clock.advance(1_000);
     await service.core.billing.runOnce();

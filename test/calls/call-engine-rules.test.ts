@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CallEngine } from "../../core/calls/call-engine.js";
+import { LiveCallEngine } from "../../core/calls/call-engine.js";
 import type { Core } from "../../core/context.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
@@ -34,7 +34,7 @@ describe("the carrier's signals", () => {
   it("take the caller's words as speech when the carrier does not say how they came", async () => {
     const { agentId } = await agentWithNumber(api);
     const callId = await answeredCall(api, agentId);
-    const { turnId } = await service.core.calls.callerUtterance(callId, "Hello?");
+    const { turnId } = await service.core.callEngine.callerUtterance(callId, "Hello?");
     const [event] = await drainEvents(api, agentId);
     expect(event).toMatchObject({ event_type: "call.utterance", turn_id: turnId, payload: { text: "Hello?", input: "speech" } });
   });
@@ -49,7 +49,7 @@ describe("the filler timer", () => {
     const newer = await phone.say("Sorry, on Sundays?");
     // A final answer to the older turn, whose close reaches the engine after the newer turn opened
     // (the push and the utterance raced): the newer turn still waits for its answer.
-    service.core.calls.turnClosed(callId, older);
+    service.core.callEngine.turnClosed(callId, older);
     expect(await phone.next((f) => f.type === "speech", 5_000)).toEqual({ type: "speech", text: FILLER, final: false, turn_id: newer });
     await drainEvents(api, agentId);
     phone.close();
@@ -72,7 +72,7 @@ describe("the filler timer", () => {
     // while they come. The softphone hears what that engine speaks, through the same carrier.
     const timeoutMs = 1_500;
     const core = Object.create(service.core, { config: { value: { ...service.core.config, turnTimeoutMs: timeoutMs } } }) as Core;
-    const engine = new CallEngine(core);
+    const engine = new LiveCallEngine(core);
     const { agentId } = await agentWithNumber(api);
     // Protocol 2's supports_amend: more words grow the open turn instead of opening another.
     const hook = await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url, protocol: "service-relay/2", capabilities: ["supports_amend"] });

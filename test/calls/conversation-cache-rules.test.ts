@@ -87,7 +87,7 @@ describe("the conversation of a live call", () => {
     // An agent with neither relay socket nor webhook: its turns go to the mailbox, by the one-trip function.
     const { agentId } = await agentWithNumber(api);
     const callId = await answeredCall(api, agentId);
-    await service.core.calls.callerUtterance(callId, "question 0");
+    await service.core.callEngine.callerUtterance(callId, "question 0");
     expect(conversations(service.core).get(callId)?.lines.map((l) => l.text)).toEqual(["question 0"]);
 
     // The database refuses the next turn: the function fails, nothing of the turn is written.
@@ -99,7 +99,7 @@ describe("the conversation of a live call", () => {
       end $$`));
     await service.core.db.execute(sql.raw("create trigger refuse_marked_turns before insert on turns for each row execute function refuse_marked_turns()"));
     try {
-      const failed = await service.core.calls.callerUtterance(callId, "refused words").catch((error: unknown) => error);
+      const failed = await service.core.callEngine.callerUtterance(callId, "refused words").catch((error: unknown) => error);
       // The database's own error reaches the caller of the turn...
       const messages: string[] = [];
       for (let e = failed as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) messages.push(String(e.message));
@@ -112,7 +112,7 @@ describe("the conversation of a live call", () => {
       await service.core.db.execute(sql.raw("drop function refuse_marked_turns()"));
     }
 
-    await service.core.calls.callerUtterance(callId, "question 1");
+    await service.core.callEngine.callerUtterance(callId, "question 1");
     const events = await drainEvents(api, agentId);
     expect(events.map((e) => e.payload.text)).toEqual(["question 0", "question 1"]);
     // The next turn carried the conversation as the transcript has it, read afresh, and the copy is kept again.

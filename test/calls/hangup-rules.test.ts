@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadCallById } from "../../core/calls/call-records.js";
-import { hangupCall } from "../../core/calls/hangup-call.js";
+import { endCall } from "../../core/calls/end-call.js";
 import { manualClock } from "../billing/support.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
 
-// Ending a call from the service's side (core/calls/hangup-call.ts): a call that ran out of money
+// Ending a call from the service's side (core/calls/end-call.ts): a call that ran out of money
 // ends when its paid time did, not when the meter noticed; and a call that ended meanwhile is
 // left as it is, the carrier not asked to drop it again.
 let service: TestService;
@@ -31,7 +31,7 @@ describe("hanging a call up from the service", () => {
     const callId = await answeredCall(api, agentId);
     const paidUntil = new Date(clock.now().getTime() + 30_000);
     clock.advance(45_000);
-    await hangupCall(service.core, (await loadCallById(service.core.db, callId))!, "service", paidUntil);
+    await endCall(service.core, (await loadCallById(service.core.db, callId))!, "service", paidUntil);
     expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ status: "completed", ended_by: "service", ended_at: paidUntil.toISOString(), duration_seconds: 30 });
   });
 
@@ -41,12 +41,12 @@ describe("hanging a call up from the service", () => {
     const stale = (await loadCallById(service.core.db, callId))!;
     await api.post(`/v1/sandbox/calls/${callId}/hangup`);
     const asked: unknown[] = [];
-    const realHangup = service.core.carrier.hangupCall;
-    service.core.carrier.hangupCall = async (call) => void asked.push(call);
+    const realHangup = service.core.carrier.dropCall;
+    service.core.carrier.dropCall = async (call) => void asked.push(call);
     try {
-      await hangupCall(service.core, stale, "agent");
+      await endCall(service.core, stale, "agent");
     } finally {
-      service.core.carrier.hangupCall = realHangup;
+      service.core.carrier.dropCall = realHangup;
     }
     expect(asked).toEqual([]);
     expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ status: "completed", ended_by: "caller" });

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CarrierUnavailable } from "../../core/carrier/carrier.js";
-import { listCalls } from "../../core/calls/calls.js";
+import { listCalls } from "../../core/calls/read-calls.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -46,7 +46,7 @@ describe("placing a call", () => {
   it("keeps a call the carrier reported on before failing to answer the request: it was placed after all", async () => {
     const { agentId } = await agentWithNumber(api);
     service.core.carrier.placeCall = async (call) => {
-      await service.core.calls.callStatus(call.callId, "ringing");
+      await service.core.callEngine.callStatus(call.callId, "ringing");
       throw new CarrierUnavailable("Twilio did not answer creating the call (ETIMEDOUT)");
     };
     const res = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" });

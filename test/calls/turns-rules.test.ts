@@ -125,9 +125,9 @@ describe("a turn of an agent on a webhook", () => {
       await gate;
     });
     await holding;
-    const words = service.core.calls.callerUtterance(callId, "Hello?");
+    const words = service.core.callEngine.callerUtterance(callId, "Hello?");
     await waitersOnTheCall(1);
-    const hangup = service.core.calls.callStatus(callId, "completed", "caller");
+    const hangup = service.core.callEngine.callStatus(callId, "completed", "caller");
     await waitersOnTheCall(2);
     release();
     await holder;
@@ -158,7 +158,7 @@ describe("the refusal of words on a call that is not connected", () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: "call_not_in_progress", detail: expect.stringContaining(`Call ${callId} is completed`) });
     // A carrier reporting words on a call the service never had.
-    await expect(service.core.calls.callerUtterance("call_00000000000000000000000000", "hello?")).rejects.toMatchObject({
+    await expect(service.core.callEngine.callerUtterance("call_00000000000000000000000000", "hello?")).rejects.toMatchObject({
       code: "call_not_in_progress",
       detail: expect.stringContaining("is unknown"),
     });

@@ -32,7 +32,7 @@ const turnText = (n: number) => `turn ${n}: ${"the caller keeps talking and talk
 
 /** The call's utterance events as stored: each envelope's size in bytes, oldest first. */
 async function storedSizes(callId: string): Promise<number[]> {
-  const rows = await service.core.database.rows<{ bytes: number }>(
+  const rows = await service.core.dbHandle.rows<{ bytes: number }>(
     "select octet_length(envelope::text) as bytes from events where event_type = 'call.utterance' and envelope->>'call_id' = $1 order by seq",
     [callId],
   );
@@ -82,7 +82,7 @@ describe("a call of 300 long turns, its agent on the mailbox", () => {
   it("carries the newest lines, this utterance last, and says how many it left out and where they are", async () => {
     const transcript = (await api.get(`/v1/calls/${callId}/transcript`)).body as Array<{ role: string; text: string; timestamp: string }>;
     expect(transcript).toHaveLength(TURNS);
-    const [last] = (await service.core.database.rows<{ envelope: any }>(
+    const [last] = (await service.core.dbHandle.rows<{ envelope: any }>(
       "select envelope from events where event_type = 'call.utterance' and envelope->>'call_id' = $1 order by seq desc limit 1",
       [callId],
     )) as [{ envelope: any }];
@@ -99,7 +99,7 @@ describe("a call of 300 long turns, its agent on the mailbox", () => {
     conversations(service.core).forget(callId);
     expect((await api.post(`/v1/sandbox/calls/${callId}/say`, { text: "one more thing" })).status).toBe(201);
     const transcript = (await api.get(`/v1/calls/${callId}/transcript`)).body as Array<{ text: string }>;
-    const [last] = (await service.core.database.rows<{ envelope: any }>(
+    const [last] = (await service.core.dbHandle.rows<{ envelope: any }>(
       "select envelope from events where event_type = 'call.utterance' and envelope->>'call_id' = $1 order by seq desc limit 1",
       [callId],
     )) as [{ envelope: any }];
@@ -112,7 +112,7 @@ describe("a call of 300 long turns, its agent on the mailbox", () => {
   });
 
   it("pages the mailbox within its byte budget, has_more until the end, losing and repeating nothing", async () => {
-    const pending = await service.core.database.rows<{ event_id: string }>(
+    const pending = await service.core.dbHandle.rows<{ event_id: string }>(
       "select event_id from events where agent_id = $1 and status = 'pending' order by seq",
       [agentId],
     );
@@ -134,7 +134,7 @@ describe("a call of 300 long turns, its agent on the mailbox", () => {
       expect(res.body.data.length).toBeLessThan(100);
     }
     expect(seen).toEqual(pending.map((r) => r.event_id));
-    const [left] = await service.core.database.rows<{ n: number }>("select count(*)::int as n from events where agent_id = $1 and status = 'pending'", [agentId]);
+    const [left] = await service.core.dbHandle.rows<{ n: number }>("select count(*)::int as n from events where agent_id = $1 and status = 'pending'", [agentId]);
     expect(left!.n).toBe(0);
     await other.check();
   });

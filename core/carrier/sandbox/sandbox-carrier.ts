@@ -82,7 +82,7 @@ export class SandboxCarrier implements Carrier {
   }
 
   // The service records the end of a call itself before asking the carrier to hang up.
-  async hangupCall(): Promise<void> {}
+  async dropCall(): Promise<void> {}
 
   speak(callId: string, speech: Speech): Promise<void> {
     return this.softphones.speak(callId, speech);

@@ -94,7 +94,7 @@ export class TwilioCarrier implements Carrier {
    * else (ringing, or its socket elsewhere) through `Calls` update. The end is already recorded,
    * so a failure here is logged for the operator rather than undoing it.
    */
-  async hangupCall(call: { callId: string; carrierRef: string | null; status: CallStatus }): Promise<void> {
+  async dropCall(call: { callId: string; carrierRef: string | null; status: CallStatus }): Promise<void> {
     if (call.status === "completed" && this.relays.end(call.callId, "hangup")) return;
     if (!call.carrierRef) return;
     const status = call.status === "completed" ? "completed" : "canceled";

@@ -4,7 +4,6 @@ import type { Core } from "../context.js";
 import { calls } from "../db/schema/calls.js";
 import { toPage, type Pagination } from "../schemas/common.js";
 import { loadCall, presentCall, readTranscript } from "./call-records.js";
-import { hangupCall } from "./hangup-call.js";
 import type { CALL_STATUSES } from "./schemas.js";
 
 export async function listCalls(
@@ -36,10 +35,4 @@ export async function getCall(core: Core, accountId: string, callId: string) {
 export async function getTranscript(core: Core, accountId: string, callId: string) {
   await loadCall(core.db, accountId, callId);
   return readTranscript(core.db, callId);
-}
-
-/** Hangs up a call at the client's request. Idempotent: an ended call is returned as it is. */
-export async function hangupCallByClient(core: Core, accountId: string, callId: string) {
-  await hangupCall(core, await loadCall(core.db, accountId, callId), "agent");
-  return presentCall(await loadCall(core.db, accountId, callId));
 }
