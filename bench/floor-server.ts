@@ -1,5 +1,5 @@
 /**
- * The server of bench/floor.ts: the least a process can do for each figure of issue 12 (one
+ * The server of bench/floor.ts: the least a process can do for each figure of the live turn (one
  * durable insert per leg, one prepared select per GET) in express 5, ws and postgres.js, as the
  * service uses them. Prints its port on stdout.
  */

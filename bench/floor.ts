@@ -1,5 +1,5 @@
 /**
- * The physical floor of issue 12's figures on this machine: the same shapes as bench/voice-turn.ts
+ * The physical floor of the live turn's figures on this machine: the same shapes as bench/voice-turn.ts
  * with nothing of the service in them, so each figure of the service can be read against what the
  * machine allows at all. A server in its own process (express 5, ws, postgres.js with 10
  * connections, PostgreSQL with its default durable commit), measured by the same client code:

@@ -1,5 +1,5 @@
 /**
- * What the two voice-turn benchmarks share: the goals of issue 12, percentiles, and a service in
+ * What the two voice-turn benchmarks share: the live turn's goals (docs/decisions/0064-benchmark-method.md), percentiles, and a service in
  * its own process on a fresh database (PostgreSQL or PGlite) with a funded account in it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -89,7 +89,7 @@ export function progressLog(label: string) {
 }
 
 /**
- * The three turn runs of issue 12, one after the other, each logged as it ends: one call at speech
+ * The three turn runs, one after the other, each logged as it ends: one call at speech
  * pace, CALLS calls at speech pace, CALLS calls back to back. First a warm-up, measured but left
  * out of the figures: CALLS calls taking WARM_UP_TURNS turns back to back. A server's first
  * thousand turns run partly unoptimised code on a young heap (here the first back-to-back run
@@ -138,7 +138,7 @@ export function reportHeader(benchmark: string) {
   };
 }
 
-/** The turn figures of issue 12 from the three runs, in the table both benchmarks write. */
+/** The turn figures from the three runs, in the table both benchmarks write. */
 export function turnFigures(
   legs: [string, string],
   runs: Record<"one_call" | "paced" | "back_to_back", TurnRun>,

@@ -5,7 +5,7 @@
  *   utterance → relay:  the far party finishes a turn (softphone `say`) → the call.utterance frame reaches the agent's relay socket
  *   push → speech:      the agent POSTs context → the speech frame reaches the softphone
  *
- * The four figures of issue 12: one call at speech pace (p50 of each leg); 100 calls at speech
+ * The four figures of the live turn: one call at speech pace (p50 of each leg); 100 calls at speech
  * pace, a turn every BENCH_PACE_MS each (p99 of each leg); 100 calls taking turns back to back
  * (turns per second); authenticated GET /v1/calls/{id} against a bare express 5 JSON hello
  * (autocannon, 32 connections, one after the other in the same run). Then relay throughput.

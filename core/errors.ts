@@ -124,7 +124,7 @@ const TRANSIENT_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03|25P03)$/;
 
 /**
  * A database (or pool) failure that is the service's, not the client's: 503 service_unavailable
- * with Retry-After (DESIGN §4), for every route. Looks through wrappers (drizzle keeps the
+ * with Retry-After, for every route. Looks through wrappers (drizzle keeps the
  * driver's error as `cause`). Undefined for anything else, which stays a 500.
  */
 export function unavailableDependency(error: unknown): AppError | undefined {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 
-/** Every id prefix the service issues (DESIGN §3). */
+/** Every id prefix the service issues. */
 export const ID_PREFIXES = [
   "acct", "key", "atk", "agt", "num", "call", "turn", "evt", "msg", "conv", "wh", "whd", "txn", "fb", "sess", "req", "pay", "conn",
 ] as const;

@@ -21,7 +21,7 @@ export function createApp(core: Core, routes: Route[]): Express {
   const serveRoutes = routeHandler(routes, core);
   app.use(Object.assign(inSequence([requestContext(core.logger, core.metrics), requestDeadline(core.config.requestDeadlineMs, core.logger), serveRoutes]), { groups: serveRoutes.groups }));
   app.use(carrierWebhooks(core));
-  // The OAuth authorization server for /mcp (DESIGN §9a): its endpoints, metadata and sign-in pages.
+  // The OAuth authorization server for /mcp: its endpoints, metadata and sign-in pages.
   app.use(oauthServer(core));
   app.use(routeNotFound(routes));
   app.use(problemHandler(core.logger));

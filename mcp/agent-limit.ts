@@ -6,7 +6,7 @@ import type { Tool, ToolContext } from "./tool.js";
 
 /**
  * How a tool stays inside a connection limited to one agent (an OAuth grant the account holder
- * limited, DESIGN §9a). Every other agent's things answer exactly as another account's do: 404.
+ * limited). Every other agent's things answer exactly as another account's do: 404.
  * - `confined`: an `agent_id` argument must be the agent's (a list's filter is set to it when
  *   absent); a `call_id` or `number_id` must be one of its calls or numbers;
  * - `inbound`: confined, and `to_number` must be a number the agent answers;

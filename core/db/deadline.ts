@@ -7,7 +7,7 @@ interface Cancellable {
 }
 
 /**
- * The deadline of one request (DESIGN §4). Once it passes the scope is expired: statements not
+ * The deadline of one request. Once it passes the scope is expired: statements not
  * yet sent are withdrawn and no new statement or COMMIT is let through, so nothing commits after
  * the request was answered 503. A statement already running is left to the server's
  * statement_timeout (the same deadline): postgres.js's cancel request opens a connection of its

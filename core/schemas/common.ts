@@ -25,7 +25,7 @@ export function queryInteger(options: { min: number; max: number; default: numbe
 }
 
 /**
- * `limit` and `offset` of every list (DESIGN §4): out-of-range values are a 422, never clamped.
+ * `limit` and `offset` of every list: out-of-range values are a 422, never clamped.
  * Strict, like bodies: an unknown query parameter is a 422 rather than a filter silently ignored.
  */
 export const Pagination = z.strictObject({

@@ -78,7 +78,7 @@ export interface ClaimOptions {
  * A job is due when its retry time has come, or when the process that claimed it let the claim
  * lapse. An agent's messages are first attempted one at a time, in order, within their lane: a
  * job waits while an earlier job of the same agent and lane awaits or makes its first attempt.
- * Retries, waiting or in flight, hold nothing back (DESIGN §7), and no receiver gets more than
+ * Retries, waiting or in flight, hold nothing back, and no receiver gets more than
  * its room.
  */
 export async function claimDueDeliveries(core: Core, options: ClaimOptions): Promise<DeliveryJob[]> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ReceiverBreakers } from "./receiver-breakers.js";
 
-// The breaker of issue 13 ("a breaker for receivers that keep timing out"), on a clock the test
+// The breaker for receivers that keep timing out (docs/decisions/0024-webhook-delivery.md), on a clock the test
 // moves: three silent attempts in a row open it for 30 s, then one delivery at a time until one
 // is answered. An HTTP error is an answer and never opens it.
 describe("ReceiverBreakers", () => {

@@ -21,7 +21,7 @@ const SHUTDOWN_WAIT_MS = 3_000;
  * Deliveries run in three lanes with their own room (live turns, first attempts, retries); each
  * receiver has at most WEBHOOK_RECEIVER_CONCURRENCY deliveries in flight per lane, and one that
  * keeps timing out is left alone for a while (receiver-breakers.ts). So a tenant whose receiver
- * hangs delays nobody else's deliveries (DESIGN §7).
+ * hangs delays nobody else's deliveries.
  */
 export class DeliveryWorker {
   private readonly inFlight = new Map<DeliveryLane, Map<Promise<void>, string>>(LANES.map((lane) => [lane, new Map()]));

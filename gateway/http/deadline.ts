@@ -5,7 +5,7 @@ import type { Logger } from "../../core/logger.js";
 import { sendProblem } from "./problem.js";
 
 /**
- * Gives every request a deadline (REQUEST_DEADLINE_MS, DESIGN §4). When it passes before the
+ * Gives every request a deadline (REQUEST_DEADLINE_MS). When it passes before the
  * answer, the request is answered 503 service_unavailable with Retry-After and its database work
  * is called off (core/db/guard.ts), so nothing commits after the answer. A COMMIT already on its
  * way is let finish, and the request is answered with its outcome. A response already streaming

@@ -27,7 +27,7 @@ const PAGE_HEADERS = { ...NOTICE_PAGE_HEADERS, "Referrer-Policy": "same-origin" 
 const parseForm = express.urlencoded({ extended: false, limit: "8kb", parameterLimit: 20 });
 
 /**
- * The pages of a sign-in for an MCP client (DESIGN §9a), at /oauth/interaction/{uid}: the
+ * The pages of a sign-in for an MCP client, at /oauth/interaction/{uid}: the
  * e-mail code (with the OTP limits of POST /v1/auth/otp), AgentID where configured, then the
  * consent, whose Allow makes the connection. The interaction is oidc-provider's, bound to the
  * browser by its cookie (SameSite=Lax), so any process can serve any step. Each form also carries

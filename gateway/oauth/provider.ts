@@ -19,7 +19,7 @@ const CODE_TTL_S = 60;
 const providers = new WeakMap<Core, Provider>();
 
 /**
- * The OAuth 2.1 authorization server for /mcp (DESIGN §9a), made on first use: its issuer is
+ * The OAuth 2.1 authorization server for /mcp, made on first use: its issuer is
  * the public base URL, known once the server listens. oidc-provider does the protocol; what is
  * ours is its storage (database rows), its pages (gateway/oauth/interactions.ts), the fetch of
  * client ID metadata documents (through the webhook SSRF guard), and the one resource it mints

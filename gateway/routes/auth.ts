@@ -103,7 +103,7 @@ export const authRoutes = [
     query: AgentIdCallbackQuery,
     response: { status: 200, description: "Signed in, or refused by the user: you can close this window", schema: HtmlPage, contentType: "text/html" },
     otherResponses: [
-      { status: 303, description: "Signed in for the OAuth sign-in page (DESIGN §9a), which the browser goes back to" },
+      { status: 303, description: "Signed in for the OAuth sign-in page, which the browser goes back to" },
       { status: 400, description: "The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token)", schema: HtmlPage, contentType: "text/html" },
       { status: 503, description: "The identity provider could not be reached", schema: HtmlPage, contentType: "text/html" },
     ],

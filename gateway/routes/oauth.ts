@@ -37,7 +37,7 @@ function protectedResourceMetadata(core: Core) {
 
 const tags = ["Auth"];
 
-/** OAuth for remote MCP clients (DESIGN §9a): the resource's metadata, and the account's connected clients. */
+/** OAuth for remote MCP clients: the resource's metadata, and the account's connected clients. */
 export const oauthRoutes = [
   defineRoute({
     operationId: "getProtectedResourceMetadata",

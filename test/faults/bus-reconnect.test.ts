@@ -7,7 +7,7 @@ import { startTcpProxy } from "../support/tcp-proxy.js";
 import { agentWithNumber } from "../support/telephony.js";
 import { faultDatabase, postgresPort, recordFigure, serve, sleep } from "./figures.js";
 
-// Issue 13, row 3, second half: "a reconnect scans for what it missed". Process A holds the
+// A reconnect scans for what it missed. Process A holds the
 // agent's relay socket and reaches PostgreSQL through a proxy; process B reaches it directly.
 // While A is cut off, B commits texts for the agent: their NOTIFYs are lost to A (a NOTIFY is
 // not kept for a listener that is away). When A's LISTEN is back, it must scan for them at once,

@@ -24,7 +24,7 @@ interface Sent {
 }
 
 // PostgreSQL unreachable for 3 s under steady traffic, twice: a network partition, then a
-// restart (issue 13, rows 1-3). The service answers
+// restart. The service answers
 // 503 with Retry-After, never 500; no request outlives its deadline or commits after its answer;
 // the relay is back to normal within a second of the database.
 describe.runIf(onPostgres)("the database partitioned for 3 s, then restarting for 3 s, under traffic", () => {

@@ -8,7 +8,7 @@ import { faultDatabase, ledgerMismatches, recordFigure, serve, sleep } from "./f
 
 const env = (url: string) => ({ DATABASE_URL: url, ALLOW_PRIVATE_WEBHOOKS: "1", WEBHOOK_TIMEOUT_MS: "1500", LOG_LEVEL: "info" });
 
-// Issue 13, row 7: the process is SIGKILLed while a receiver holds a delivery. The attempt was
+// The process is SIGKILLed while a receiver holds a delivery. The attempt was
 // recorded before it was sent, so the re-send is attempt 2 and the log shows both.
 describe.runIf(onPostgres)("a process SIGKILLed in the middle of a delivery", () => {
   it("re-sends as the next attempt, logs every attempt and loses nothing", { timeout: 120_000 }, async () => {

@@ -17,7 +17,7 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 /**
  * Events neither delivered, nor back in the mailbox, nor with a webhook delivery under way
- * (pending or sending): lost. What must hold after any fault (issue 13, "nothing lost").
+ * (pending or sending): lost. What must hold after any fault (nothing lost).
  */
 async function lostEvents(service: TestService): Promise<string[]> {
   const d = webhookDeliveries;
@@ -56,7 +56,7 @@ async function text(api: Api, to: string, body: string): Promise<number> {
 const firstAttempt = (receiver: Receiver, body: string) =>
   receiver.requests.find((r) => r.body?.payload?.text === body && r.headers["x-service-delivery-attempt"] === "1");
 
-// Issue 13, row 5: 40 agents' receivers hang; a healthy tenant's webhooks (its live turns too)
+// 40 agents' receivers hang; a healthy tenant's webhooks (its live turns too)
 // arrive as fast as ever.
 describe("40 hanging receivers beside a healthy one", () => {
   let service: TestService;
@@ -96,7 +96,7 @@ describe("40 hanging receivers beside a healthy one", () => {
     const phone = await Softphone.connect(service.baseUrl, callId, tenant.key!);
     const saidAt = Date.now();
     await phone.say("Hello, is this the healthy tenant?");
-    // Long enough to see how late they are when they are late (the code before issue 13: ~40 s).
+    // Long enough to see how late they are when they are late.
     await healthy.waitFor(11, () => true, 90_000);
     const latencies = [...sentAt].map(([body, at]) => firstAttempt(healthy, body)!.at - at);
     const utterance = healthy.requests.find((r) => r.headers["x-service-event"] === "call.utterance")!;
@@ -125,7 +125,7 @@ describe("40 hanging receivers beside a healthy one", () => {
   });
 });
 
-// Issue 13, row 4: a receiver fails one event (it hangs on it for a while, then recovers); the
+// A receiver fails one event (it hangs on it for a while, then recovers); the
 // agent's newer events are first attempted when they happen, not after the failing one.
 describe("a receiver that fails one event, then recovers", () => {
   let service: TestService;
@@ -169,7 +169,7 @@ describe("a receiver that fails one event, then recovers", () => {
   });
 });
 
-// Issue 13, row 5, "concurrency capped per receiver": a receiver that answers every delivery
+// Concurrency is capped per receiver: a receiver that answers every delivery
 // slowly with an error (an answer, so its breaker stays closed) while its failed deliveries pile
 // up as retries. Retries hold nothing back, so without the cap they would all be in flight at
 // once; with it, the receiver never has more than WEBHOOK_RECEIVER_CONCURRENCY per lane (here

@@ -8,7 +8,7 @@ import { agentWithNumber, answeredCall } from "../support/telephony.js";
 import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
 import { ledgerMismatches, recordFigure } from "./figures.js";
 
-// Issue 13 row 6: two processes writing one agent's events at once. Each commits whenever its
+// Two processes writing one agent's events at once. Each commits whenever its
 // transaction ends, so without care a later event (by seq) can commit before an earlier one and
 // reach the relay first. The relay must hand them over in sequence order.
 describe.runIf(onPostgres)("one agent's events written by two processes at once", () => {

@@ -39,7 +39,7 @@ describe("who may use /mcp", () => {
       const res = await api.post("/mcp", initialize, { key, headers: mcpHeaders });
       expect(res.status, String(key)).toBe(401);
       expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-      // The challenge also tells an OAuth client where to sign in (RFC 9728, DESIGN §9a).
+      // The challenge also tells an OAuth client where to sign in (RFC 9728).
       const oauth = `resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource/mcp", scope="agentline:read agentline:write agentline:spend"`;
       expect(res.headers.get("www-authenticate")).toBe(key ? `Bearer realm="agentline", error="invalid_token", ${oauth}` : `Bearer realm="agentline", ${oauth}`);
     }

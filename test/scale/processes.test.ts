@@ -96,7 +96,7 @@ describe.runIf(onPostgres)("a process killed in the middle of a delivery", () =>
       const [, redelivered] = await receiver.waitFor(2, () => true, 30_000);
       expect(redelivered!.body.event_id).toBe(inFlight!.body.event_id);
       const api2 = new Api(second.baseUrl, db.account.apiKey);
-      // Every attempt is logged, the killed one too; the re-send is attempt 2 (issue 13, row 7).
+      // Every attempt is logged, the killed one too; the re-send is attempt 2.
       expect(redelivered!.headers["x-service-delivery-attempt"]).toBe("2");
       let attempts: any[] = [];
       for (let i = 0; i < 50 && !attempts.some((a) => a.outcome === "succeeded"); i++) {

@@ -5238,7 +5238,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description Signed in for the OAuth sign-in page (DESIGN §9a), which the browser goes back to */
+            /** @description Signed in for the OAuth sign-in page, which the browser goes back to */
             303: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
