@@ -9,7 +9,8 @@ const folders = {
   "core/billing": ["test/billing/**/*.test.ts", "test/numbers/**/*.test.ts", "test/payments/leases.test.ts", "test/agents/delete-agent-numbers.test.ts"],
   payments: ["test/payments/**/*.test.ts"],
   "core/relay": ["test/relay/**/*.test.ts", "test/events/**/*.test.ts", "test/sdk/relay-client.test.ts", "test/sdk/turns.test.ts"],
-  "core/webhooks": ["test/webhooks/**/*.test.ts", "core/webhooks/**/*.test.ts", "test/agents/**/*.test.ts"],
+  // turn-staleness.test.ts holds protocol 2's stale and amended tasks.
+  "core/webhooks": ["test/webhooks/**/*.test.ts", "core/webhooks/**/*.test.ts", "test/agents/**/*.test.ts", "test/calls/turn-staleness.test.ts"],
   "core/calls": [
     "test/calls/**/*.test.ts",
     "test/twilio/**/*.test.ts",

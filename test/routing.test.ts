@@ -1,20 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../harness/accounts.js";
+import { allRoutes } from "../gateway/routes/all-routes.js";
+import { createAccount, type TestAccount } from "../harness/accounts.js";
 import { Api } from "../harness/api.js";
+import { concrete } from "./support/routes.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 // The route dispatcher (gateway/http/router.ts) matches paths itself rather than through express
 // routers: these are the rules it keeps from them, each of which a client may lean on.
 let service: TestService;
+let account: TestAccount;
 let api: Api;
 let agentId: string;
 
 beforeAll(async () => {
   service = await startTestService();
-  api = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
+  account = await createAccount(service.core);
+  api = new Api(service.baseUrl, account.apiKey);
   agentId = (await api.post("/v1/agents", { name: "routed" })).body.agent_id;
 });
 afterAll(() => service?.stop());
+
+const routes = allRoutes({ carrier: "sandbox" });
 
 describe("route matching", () => {
   it("takes a path in any case and with a trailing slash", async () => {
@@ -84,5 +90,33 @@ describe("route matching", () => {
     const unknown = await api.get(`/v1/agents/${agentId}/nothing-here`, { unchecked: true });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe("not_found");
+  });
+});
+
+describe("routing", () => {
+  // Routes are found by their group (gateway/http/router.ts routeHandler), not by trying each in turn.
+  it("finds every route by its path as express would: any letter case, with or without a trailing slash", async () => {
+    const { agent_id } = (await api.post("/v1/agents", { name: "routing" })).body;
+    for (const path of [`/v1/agents/${agent_id}`, `/V1/AGENTS/${agent_id}`, `/v1/Agents/${agent_id}/`]) {
+      const res = await fetch(`${service.baseUrl}${path}`, { headers: { authorization: `Bearer ${account.apiKey}` } });
+      expect(res.status, path).toBe(200);
+      expect(((await res.json()) as { agent_id: string }).agent_id, path).toBe(agent_id);
+    }
+    // Every route is reached (whatever it then answers), none falls through to "no route".
+    for (const route of routes) {
+      const res = await fetch(`${service.baseUrl}${concrete(route.path)}`, { method: route.method.toUpperCase(), headers: { authorization: `Bearer ${account.apiKey}` } });
+      const text = await res.text();
+      expect(text, `${route.method} ${route.path}`).not.toContain("No route for");
+      expect(res.status, `${route.method} ${route.path}`).not.toBe(405);
+    }
+  });
+
+  it("answers 404 for a path of no route, and 405 naming the methods for a route's path with another method", async () => {
+    const unknown = await fetch(`${service.baseUrl}/v1/nothing-here`, { headers: { authorization: `Bearer ${account.apiKey}` } });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { code: string }).code).toBe("not_found");
+    const wrongMethod = await fetch(`${service.baseUrl}/v1/voices`, { method: "DELETE", headers: { authorization: `Bearer ${account.apiKey}` } });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("allow")).toContain("GET");
   });
 });

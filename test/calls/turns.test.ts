@@ -1,120 +1,45 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { cancelOpenTurn, claimFiller } from "../../core/calls/turns.js";
+import { executeRows } from "../../core/db/database.js";
+import { calls } from "../../core/db/schema/calls.js";
+import { turns } from "../../core/db/schema/turns.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { statementsWaitingForALock } from "../support/postgres.js";
+import { startReceiver } from "../support/receiver.js";
+import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
+import { pushToTurn, transcriptLines, webhookCall } from "../support/turns.js";
+
+// A caller's turn (core/calls/turns.ts): what the caller says or keys opens one, words on a call
+// that is not connected are refused, an interruption cancels the open turn, and a late answer gets
+// the filler once. Some rules are checked by calling the domain functions directly, as a carrier
+// or a timer in another process would. Answering a turn is in push-context.test.ts, a turn made
+// stale by a newer one in turn-staleness.test.ts, the filler's timer in call-engine.test.ts.
 
 let service: TestService;
 let account: TestAccount;
 let api: Api;
 
 beforeAll(async () => {
-  service = await startTestService({ env: { TURN_TIMEOUT_MS: "60000" } });
+  service = await startTestService({ env: { ALLOW_PRIVATE_WEBHOOKS: "1", TURN_TIMEOUT_MS: "60000", TURN_FILLER_TEXT: "One moment." } });
   account = await createAccount(service.core);
   api = new Api(service.baseUrl, account.apiKey);
 });
 afterAll(() => service?.stop());
 
-/** A connected call with its softphone, and the utterance event of one caller turn. */
-async function liveTurn(text = "Hello?") {
-  const { agentId } = await agentWithNumber(api);
-  const callId = await answeredCall(api, agentId);
-  const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
-  const turnId = await phone.say(text);
-  const events = await drainEvents(api, agentId);
-  const utterance = events.find((e) => e.turn_id === turnId);
-  return { agentId, callId, phone, turnId, utterance };
+/**
+ * Waits until n statements wait for a lock in this database (PostgreSQL). PGlite runs one
+ * statement or transaction at a time, first come first served: a short pause queues them in order.
+ */
+async function waitersOnTheCall(n: number) {
+  if (!onPostgres) return new Promise((resolve) => setTimeout(resolve, 100));
+  return statementsWaitingForALock(service.core.db, n);
 }
 
-const push = (callId: string, turnId: string, body: Record<string, unknown>, key?: string) =>
-  api.post(`/v1/calls/${callId}/context`, body, { query: { turn_id: turnId }, ...(key ? { key } : {}) });
-
 describe("context pushes", () => {
-  it("speaks an answer pushed with an API key of the account, and records it", async () => {
-    const { callId, phone, turnId } = await liveTurn();
-    const res = await push(callId, turnId, { text: "Hi there." });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ call_id: callId, turn_id: turnId, turn_status: "answered", call_ending: false });
-    expect(await phone.next((f) => f.type === "speech")).toEqual({ type: "speech", text: "Hi there.", final: true, turn_id: turnId });
-    const transcript = (await api.get(`/v1/calls/${callId}/transcript`)).body;
-    expect(transcript.map((l: any) => l.role)).toEqual(["user", "assistant"]);
-  });
-
-  it("accepts a push token only for its own call", async () => {
-    const a = await liveTurn();
-    const b = await liveTurn();
-    const crossed = await push(b.callId, b.turnId, { text: "wrong call" }, a.utterance.push_token);
-    expect(crossed.status).toBe(401);
-    const forged = await push(a.callId, a.turnId, { text: "forged" }, "pt_" + "x".repeat(43));
-    expect(forged.status).toBe(401);
-    const anonymous = await api.request("POST", `/v1/calls/${a.callId}/context`, { query: { turn_id: a.turnId }, body: { text: "x" }, key: null });
-    expect(anonymous.status).toBe(401);
-    expect((await push(b.callId, b.turnId, { text: "right call" }, b.utterance.push_token)).status).toBe(200);
-  });
-
-  it("answers 404 to another account's key, an unknown turn, and a turn of another call", async () => {
-    const a = await liveTurn();
-    const b = await liveTurn();
-    const mallory = await createAccount(service.core);
-    expect((await push(a.callId, a.turnId, { text: "x" }, mallory.apiKey)).status).toBe(404);
-    expect((await push(a.callId, "turn_00000000000000000000000000", { text: "x" })).status).toBe(404);
-    expect((await push(a.callId, b.turnId, { text: "x" })).status).toBe(404);
-    expect((await push(a.callId, a.turnId, { text: "still open" })).status).toBe(200);
-  });
-
-  it("validates the body", async () => {
-    const { callId, turnId } = await liveTurn();
-    const res = await push(callId, turnId, { text: "", final: "yes", extra: 1 });
-    expect(res.status).toBe(422);
-    expect(res.body.errors.map((e: any) => e.field).sort()).toEqual(["extra", "final", "text"]);
-    expect((await api.post(`/v1/calls/${callId}/context`, { text: "x" })).body.errors.map((e: any) => e.field)).toEqual(["turn_id"]);
-  });
-
-  it("speaks interim lines with final: false and keeps the turn open for the answer", async () => {
-    const { callId, phone, turnId } = await liveTurn("What's my balance?");
-    const interim = await push(callId, turnId, { text: "Let me look that up.", final: false });
-    expect(interim.body.turn_status).toBe("open");
-    expect(await phone.next((f) => f.type === "speech")).toMatchObject({ text: "Let me look that up.", final: false, turn_id: turnId });
-    expect((await push(callId, turnId, { text: "Still looking.", final: false })).status).toBe(200);
-    expect((await push(callId, turnId, { text: "It is $42." })).body.turn_status).toBe("answered");
-    expect((await push(callId, turnId, { text: "Anything else?", final: false })).body.code).toBe("turn_answered");
-  });
-
-  it("refuses an answer to a turn the caller interrupted: 409 turn_cancelled", async () => {
-    const { callId, phone, turnId } = await liveTurn();
-    phone.send({ type: "interrupt" });
-    await new Promise((r) => setTimeout(r, 200));
-    const res = await push(callId, turnId, { text: "too late" });
-    expect(res.status).toBe(409);
-    expect(res.body.code).toBe("turn_cancelled");
-    expect(phone.frames.filter((f) => f.type === "speech")).toEqual([]);
-  });
-
-  it("speaks exactly one of two racing final answers", async () => {
-    for (let round = 0; round < 5; round++) {
-      const { callId, phone, turnId } = await liveTurn();
-      const results = await Promise.all([push(callId, turnId, { text: "Answer A" }), push(callId, turnId, { text: "Answer B" })]);
-      expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
-      expect(results.find((r) => r.status === 409)!.body.code).toBe("turn_answered");
-      await new Promise((r) => setTimeout(r, 100));
-      expect(phone.frames.filter((f) => f.type === "speech")).toHaveLength(1);
-      const assistant = (await api.get(`/v1/calls/${callId}/transcript`)).body.filter((l: any) => l.role === "assistant");
-      expect(assistant).toHaveLength(1);
-      phone.close();
-    }
-  });
-
-  it("hangs up after speaking when end_call is true", async () => {
-    const { callId, phone, turnId, agentId } = await liveTurn("That's all, thanks.");
-    const res = await push(callId, turnId, { text: "Goodbye!", end_call: true });
-    expect(res.body.call_ending).toBe(true);
-    await phone.next((f) => f.type === "speech" && f.text === "Goodbye!");
-    await phone.next((f) => f.type === "status" && f.status === "completed");
-    expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ status: "completed", ended_by: "agent" });
-    expect((await drainEvents(api, agentId)).map((e) => e.event_type)).toEqual(["call.completed"]);
-  });
-
   it("turns keypad digits into a turn with input dtmf", async () => {
     const { agentId } = await agentWithNumber(api);
     const callId = await answeredCall(api, agentId);
@@ -132,6 +57,74 @@ describe("context pushes", () => {
     const res = await api.post(`/v1/sandbox/calls/${callId}/say`, { text: "hello?" });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe("call_not_in_progress");
+  });
+});
+
+describe("the refusal of words on a call that is not connected", () => {
+  it("names the call's status, or says it is unknown for no such call", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    await api.post(`/v1/calls/${callId}/hangup`);
+    const res = await api.post(`/v1/sandbox/calls/${callId}/say`, { text: "hello?" });
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: "call_not_in_progress", detail: expect.stringContaining(`Call ${callId} is completed`) });
+    // A carrier reporting words on a call the service never had.
+    await expect(service.core.callEngine.callerUtterance("call_00000000000000000000000000", "hello?")).rejects.toMatchObject({
+      code: "call_not_in_progress",
+      detail: expect.stringContaining("is unknown"),
+    });
+  });
+});
+
+describe("a turn of an agent on a webhook", () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeEach(async () => {
+    receiver = await startReceiver(() => 202);
+  });
+  afterEach(() => receiver?.close());
+
+  it("refuses the caller's words when the call ended between the route look-up and the turn", async () => {
+    const { callId } = await webhookCall(api, receiver.url);
+    // A test transaction holds the call's row, so the utterance and then the hang-up queue behind
+    // it in that order. Released, the utterance's first statement finds the call live and the agent
+    // on a webhook; the hang-up then takes the row before the utterance's own transaction does.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const holder = service.core.db.transaction(async (tx) => {
+      await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+      held();
+      await gate;
+    });
+    await holding;
+    const words = service.core.callEngine.callerUtterance(callId, "Hello?");
+    await waitersOnTheCall(1);
+    const hangup = service.core.callEngine.callStatus(callId, "completed", "caller");
+    await waitersOnTheCall(2);
+    release();
+    await holder;
+    const [said] = await Promise.allSettled([words, hangup]);
+    expect(said.status).toBe("rejected");
+    expect((said as PromiseRejectedResult).reason).toMatchObject({ code: "call_not_in_progress", detail: expect.stringContaining("is completed") });
+    // No turn was opened on the ended call.
+    const open = await executeRows<{ n: number }>(service.core.db, sql`select count(*)::int as n from turns where call_id = ${callId}`);
+    expect(open[0]!.n).toBe(0);
+  });
+});
+
+describe("an interruption", () => {
+  it("cancels nothing, and says so, when no turn is open", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    expect(await cancelOpenTurn(service.core, callId)).toBeNull();
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    const turnId = await phone.say("Hello?");
+    expect(await cancelOpenTurn(service.core, callId)).toBe(turnId);
+    // The turn is cancelled now: a second interruption finds none.
+    expect(await cancelOpenTurn(service.core, callId)).toBeNull();
+    await drainEvents(api, agentId);
+    phone.close();
   });
 });
 
@@ -164,6 +157,67 @@ describe("the turn timeout", () => {
     } finally {
       await quick.stop();
     }
+  });
+});
+
+describe("the filler claim", () => {
+  it("succeeds once for an open turn, and never for an answered one", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    const waiting = await phone.say("Can you check my order?");
+    expect(await claimFiller(service.core, callId, waiting)).toBe("One moment.");
+    // Another process's timer for the same turn: already filled.
+    expect(await claimFiller(service.core, callId, waiting)).toBeNull();
+    expect((await pushToTurn(api, callId, waiting, { text: "It shipped." })).status).toBe(200);
+    const answered = await phone.say("Thanks!");
+    expect((await pushToTurn(api, callId, answered, { text: "You're welcome." })).status).toBe(200);
+    expect(await claimFiller(service.core, callId, answered)).toBeNull();
+    expect(await transcriptLines(api, callId)).toEqual([
+      ["user", "Can you check my order?"],
+      ["assistant", "One moment."],
+      ["assistant", "It shipped."],
+      ["user", "Thanks!"],
+      ["assistant", "You're welcome."],
+    ]);
+    await drainEvents(api, agentId);
+    phone.close();
+  });
+
+  it("waits for a transaction holding the call, and is not lost to it when that transaction then writes the turn", async () => {
+    // An amend holds the call's row and then updates the turn. A claim that took the turn's row
+    // first would wait for the call's row (its transcript line's foreign key) while the amend
+    // waits for the turn's: a deadlock, which PostgreSQL broke by failing the claim, so the
+    // filler was never spoken. Here a test transaction does what the amend does, in two steps.
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    const turnId = await phone.say("I'd like to book a table");
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const amend = service.core.db.transaction(async (tx) => {
+      await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+      held();
+      await gate;
+      await tx.update(turns).set({ text: "I'd like to book a table\nfor four" }).where(eq(turns.turnId, turnId));
+    });
+    await holding;
+    const claim = claimFiller(service.core, callId, turnId);
+    await waitersOnTheCall(1);
+    release();
+    const [amended, claimed] = await Promise.allSettled([amend, claim]);
+    expect(amended.status).toBe("fulfilled");
+    expect(claimed).toEqual({ status: "fulfilled", value: "One moment." });
+    const [turn] = await service.core.db.select().from(turns).where(eq(turns.turnId, turnId));
+    expect(turn).toMatchObject({ status: "open", text: "I'd like to book a table\nfor four", fillerSpokenAt: expect.any(Date) });
+    expect(await transcriptLines(api, callId)).toEqual([
+      ["user", "I'd like to book a table"],
+      ["assistant", "One moment."],
+    ]);
+    await drainEvents(api, agentId);
+    phone.close();
   });
 });
 

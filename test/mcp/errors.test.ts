@@ -83,7 +83,7 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
       expect(text, tool).toMatch(field);
       expect(text, tool).toContain(`Next step: Correct the fields listed and call ${tool} again`);
     }
-    // An unknown tool is a protocol error (-32602), as the spec's error handling says: see transport-rules.test.ts.
+    // An unknown tool is a protocol error (-32602), as the spec's error handling says: see transport.test.ts.
     expect((await mine.ok("list_agents")).data.map((a: any) => a.name)).toEqual(["Mine"]);
   });
 

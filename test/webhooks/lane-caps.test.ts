@@ -13,7 +13,7 @@ import { agentWithNumber } from "../support/telephony.js";
 // A process has room for 64 retries in flight (LANE_CAPS in worker.ts), whichever receivers they
 // go to. The per-receiver cap is raised to its maximum here, so one hanging receiver could take
 // more than the lane's room if the worker did not count it. The service's own worker is stopped;
-// the test builds its own (worker-rules.test.ts says why).
+// the test builds its own (worker.test.ts says why).
 const RETRY_LANE_CAP = 64;
 let service: TestService;
 let account: TestAccount;

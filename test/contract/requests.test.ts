@@ -3,9 +3,13 @@ import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { allRoutes } from "../../gateway/routes/all-routes.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { concrete } from "../support/routes.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 
+// What every route asks of a request, as a client reads it: one rule for query strings, a body
+// where the route takes one, Idempotency-Key where it is honoured, and reads that consume never
+// cached. How a path finds its route is in test/routing.test.ts.
 let service: TestService;
 let account: TestAccount;
 let api: Api;
@@ -35,7 +39,6 @@ const takesIdempotencyKey = (r: (typeof routes)[number]) => r.method === "post" 
 
 /** The credential a route takes from a test: an API key where one is accepted, else none (a payment route validates first). */
 const keyFor = (auth: string) => (auth.startsWith("api_key") || auth === "mcp" ? account.apiKey : null);
-const concrete = (path: string) => path.replace(/\{\w+\}/g, "x_1");
 
 describe("one rule for query strings", () => {
   it("answers 422 on every route to a query parameter it does not define, saying it was in the query", async () => {
@@ -178,33 +181,5 @@ describe("consuming reads", () => {
     expect(polled.status).toBe(200);
     expect(polled.headers.get("cache-control")).toBe("no-store");
     expect(polled.headers.get("etag")).toBeNull();
-  });
-});
-
-describe("routing", () => {
-  // Routes are found by their group (gateway/http/router.ts routeHandler), not by trying each in turn.
-  it("finds every route by its path as express would: any letter case, with or without a trailing slash", async () => {
-    const { agent_id } = (await api.post("/v1/agents", { name: "routing" })).body;
-    for (const path of [`/v1/agents/${agent_id}`, `/V1/AGENTS/${agent_id}`, `/v1/Agents/${agent_id}/`]) {
-      const res = await fetch(`${service.baseUrl}${path}`, { headers: { authorization: `Bearer ${account.apiKey}` } });
-      expect(res.status, path).toBe(200);
-      expect(((await res.json()) as { agent_id: string }).agent_id, path).toBe(agent_id);
-    }
-    // Every route is reached (whatever it then answers), none falls through to "no route".
-    for (const route of routes) {
-      const res = await fetch(`${service.baseUrl}${concrete(route.path)}`, { method: route.method.toUpperCase(), headers: { authorization: `Bearer ${account.apiKey}` } });
-      const text = await res.text();
-      expect(text, `${route.method} ${route.path}`).not.toContain("No route for");
-      expect(res.status, `${route.method} ${route.path}`).not.toBe(405);
-    }
-  });
-
-  it("answers 404 for a path of no route, and 405 naming the methods for a route's path with another method", async () => {
-    const unknown = await fetch(`${service.baseUrl}/v1/nothing-here`, { headers: { authorization: `Bearer ${account.apiKey}` } });
-    expect(unknown.status).toBe(404);
-    expect(((await unknown.json()) as { code: string }).code).toBe("not_found");
-    const wrongMethod = await fetch(`${service.baseUrl}/v1/voices`, { method: "DELETE", headers: { authorization: `Bearer ${account.apiKey}` } });
-    expect(wrongMethod.status).toBe(405);
-    expect(wrongMethod.headers.get("allow")).toContain("GET");
   });
 });

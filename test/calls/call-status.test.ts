@@ -1,19 +1,24 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { loadCallById } from "../../core/calls/call-records.js";
 import { applyCallStatus } from "../../core/calls/call-status.js";
+import { endCall } from "../../core/calls/end-call.js";
 import { turns } from "../../core/db/schema/turns.js";
 import { ledgerOf, manualClock } from "../billing/support.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { startReceiver, type ReceivedRequest } from "../support/receiver.js";
+import { messageType } from "../support/protocol2.js";
+import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
 
-// The rules applyCallStatus keeps when a call moves on (core/calls/call-status.ts): what a carrier's
-// measured talk time proves, how the duration and the bill are counted, who ended a call nobody
-// named, the protocol-2 session of an outbound call, and what the end of an owner's call tells the
-// agent. Carrier reports are applied by calling applyCallStatus as the carrier adapters do.
+// A call moving on (core/calls/call-status.ts, end-call.ts): what a carrier's measured talk time
+// proves, how the duration and the bill are counted, who ended a call nobody named, the protocol-2
+// session of an outbound call, and what the end of an owner's call tells the agent; and a call
+// the service ends itself, which ends when its paid time did, not when the meter noticed, and is
+// left as it is if it ended meanwhile. Carrier reports are applied by calling applyCallStatus as
+// the carrier adapters do.
 let service: TestService;
 let account: TestAccount;
 let api: Api;
@@ -101,13 +106,41 @@ describe("a call's end and its open turn", () => {
   });
 });
 
+describe("hanging a call up from the service", () => {
+  it("ends it at the time given, not at the time it is recorded", async () => {
+    const clock = manualClock(service.core, new Date());
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const paidUntil = new Date(clock.now().getTime() + 30_000);
+    clock.advance(45_000);
+    await endCall(service.core, (await loadCallById(service.core.db, callId))!, "service", paidUntil);
+    expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ status: "completed", ended_by: "service", ended_at: paidUntil.toISOString(), duration_seconds: 30 });
+  });
+
+  it("leaves a call that ended meanwhile as it is, without asking the carrier again", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const stale = (await loadCallById(service.core.db, callId))!;
+    await api.post(`/v1/sandbox/calls/${callId}/hangup`);
+    const asked: unknown[] = [];
+    const realHangup = service.core.carrier.dropCall;
+    service.core.carrier.dropCall = async (call) => void asked.push(call);
+    try {
+      await endCall(service.core, stale, "agent");
+    } finally {
+      service.core.carrier.dropCall = realHangup;
+    }
+    expect(asked).toEqual([]);
+    expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ status: "completed", ended_by: "caller" });
+  });
+});
+
 describe("the protocol-2 session of an outbound call", () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeEach(async () => {
     receiver = await startReceiver(() => 202);
   });
   afterEach(() => receiver?.close());
-  const typeOf = (r: ReceivedRequest) => String(r.headers["x-service-event"]);
 
   async function agentOnProtocol2(capabilities: string[]) {
     const { agentId } = await agentWithNumber(api);
@@ -118,22 +151,22 @@ describe("the protocol-2 session of an outbound call", () => {
   it("opens one session when the call is answered, with the briefing the runtime asked for, and ends it at the hang-up", async () => {
     const agentId = await agentOnProtocol2(["briefing"]);
     const callId = await answeredCall(api, agentId);
-    const [start] = await receiver.waitFor(1, (r) => typeOf(r) === "call.session.start");
+    const [start] = await receiver.waitFor(1, (r) => messageType(r) === "call.session.start");
     expect(start!.body).toMatchObject({ call_id: callId, agent_id: agentId, direction: "outbound", to_number: "+14155550142" });
     expect(start!.body.briefing).toMatchObject({ caller: { number: "+14155550142" } });
     await api.post(`/v1/calls/${callId}/hangup`);
-    await receiver.waitFor(1, (r) => typeOf(r) === "call.session.end");
+    await receiver.waitFor(1, (r) => messageType(r) === "call.session.end");
     // The ringing before the answer and the end after it open no further session.
-    expect(receiver.requests.filter((r) => typeOf(r) === "call.session.start")).toHaveLength(1);
+    expect(receiver.requests.filter((r) => messageType(r) === "call.session.start")).toHaveLength(1);
   });
 
   it("opens no session for a call that never connected (busy)", async () => {
     const agentId = await agentOnProtocol2([]);
     await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550001" });
-    await receiver.waitFor(1, (r) => typeOf(r) === "call.busy");
+    await receiver.waitFor(1, (r) => messageType(r) === "call.busy");
     // A session start would have been queued ahead of the busy event; give a stray one time anyway.
     await new Promise((r) => setTimeout(r, 300));
-    expect(receiver.requests.map(typeOf)).toEqual(["call.busy"]);
+    expect(receiver.requests.map(messageType)).toEqual(["call.busy"]);
   });
 });
 

@@ -13,8 +13,9 @@ import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
 
-// The delivery rules, driven directly against the database: the service's own worker is stopped,
-// so jobs stay where these tests put them.
+// Webhook delivery jobs (core/webhooks/deliveries.ts): queued in their lanes, claimed, their
+// attempts recorded, retried and given up. Driven directly against the database: the service's
+// own worker is stopped, so jobs stay where these tests put them.
 const SCHEDULE = [10_000, 20_000, 30_000];
 let service: TestService;
 let account: TestAccount;

@@ -8,6 +8,9 @@ import { newId } from "../../core/ids.js";
 import { createAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";
 
+// Tokens (core/auth/tokens.ts, agent-tokens.ts): compared without an error for unequal lengths;
+// agent tokens random, stored only as their hash, and taken only with their own prefix. How a
+// wallet's agent token is refused under attack is in test/hostile/agent-tokens.test.ts.
 let service: TestService;
 beforeAll(async () => {
   service = await startTestService();
