@@ -23,7 +23,7 @@ export interface Price {
   variants?(context: unknown): Record<string, number>;
   /** For discovery: how the price is worked out. */
   description: string;
-  amount(context: unknown, input: { params: any; query: any; body: any }): number | Promise<number>;
+  amount(context: unknown, input: { params: unknown; query: unknown; body: unknown }): number | Promise<number>;
 }
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";

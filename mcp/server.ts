@@ -147,7 +147,7 @@ function listing(tool: Tool): ToolListing {
         title: tool.title,
         readOnlyHint: tool.hints.readOnly ?? false,
         destructiveHint: tool.hints.destructive ?? false,
-        idempotentHint: tool.hints.readOnly || tool.hints.idempotent ? true : false,
+        idempotentHint: !!(tool.hints.readOnly || tool.hints.idempotent ),
         openWorldHint: tool.hints.openWorld ?? false,
       },
       // MCP has no standard hint for spending; this one is ours (also said in the description).

@@ -31,7 +31,7 @@ export function pushContextUrl(core: Core, callId: string, turnId: string): stri
 
 async function lockLiveCall(tx: Transaction, callId: string): Promise<CallRow> {
   const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
-  if (!call || call.status !== "in-progress") throw notInProgress(callId, call?.status ?? null);
+  if (call?.status !== "in-progress") throw notInProgress(callId, call?.status ?? null);
   return call;
 }
 

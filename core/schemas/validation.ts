@@ -41,6 +41,7 @@ export function parseFields(schema: z.ZodType, input: unknown, errors: FieldErro
 
 // PostgreSQL text and jsonb cannot hold U+0000 or a lone surrogate; refusing them at the edge
 // means a client can never turn them into a database error (a 500).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the point: PostgreSQL cannot store it in text.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export const UNSTORABLE_MESSAGE = "contains a NUL character or unpaired UTF-16 surrogate, which cannot be stored";

@@ -55,7 +55,7 @@ export function routeHandler(routes: Route[], core: Core): RequestHandler & { gr
     const path = req.path;
     for (const mounted of group) {
       if (mounted.method !== method) continue;
-      let found;
+      let found: ReturnType<MountedRoute["match"]>;
       try {
         found = mounted.match(path);
       } catch (error) {

@@ -186,7 +186,7 @@ class Steps {
 
   async startAgentId(): Promise<void> {
     if (!this.core.config.agentId) return this.show();
-    let started;
+    let started: Awaited<ReturnType<typeof startAgentIdSignIn>>;
     try {
       started = await startAgentIdSignIn(this.core, { ip: this.req.ip ?? "unknown", continueUrl: `${this.core.baseUrl}${this.base}/agentid` });
     } catch (error) {
@@ -249,7 +249,7 @@ class Steps {
     const accountId = this.interaction.session!.accountId;
     const clientId = String(this.interaction.params.client_id);
     const existing = await this.existingConnection();
-    let agentId = existing ? existing.agentId : this.field("agent_id") || null;
+    const agentId = existing ? existing.agentId : this.field("agent_id") || null;
     if (!existing && agentId) {
       const { data } = await listAgents(this.core, accountId, { limit: 100, offset: 0 });
       if (!data.some((a) => a.agent_id === agentId)) return this.consent(400, "That agent is not one of this account's. Choose again.");

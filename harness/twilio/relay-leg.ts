@@ -10,8 +10,8 @@ export interface RelayInstructions {
   parameters: Record<string, string>;
 }
 
-const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-const attributesOf = (tag: string) => Object.fromEntries([...tag.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1]!, unescape(m[2]!)]));
+const unescapeXml = (s: string) => s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const attributesOf = (tag: string) => Object.fromEntries([...tag.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1]!, unescapeXml(m[2]!)]));
 
 /** Reads `<Connect><ConversationRelay url ...><Parameter name value/>` out of TwiML, or null. */
 export function readRelayTwiml(twiml: string): RelayInstructions | null {

@@ -56,7 +56,7 @@ export interface TurnFields {
 
 /** An event of one type (or, without a parameter, of any type), with its payload typed. */
 export type AgentlineEvent<T extends EventType = EventType> = T extends EventType
-  ? Common & { event_type: T; payload: EventPayloads[T] } & (T extends "call.utterance" ? TurnFields : {})
+  ? Common & { event_type: T; payload: EventPayloads[T] } & (T extends "call.utterance" ? TurnFields : unknown)
   : never;
 
 export type CallUtteranceEvent = AgentlineEvent<"call.utterance">;

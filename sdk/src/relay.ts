@@ -71,6 +71,7 @@ async function defaultSocket(): Promise<SocketConstructor> {
  * whether the server sends it again after a lost ack, a reconnect or a restart. An event is
  * acknowledged when its handler settles, on whichever connection is open then.
  */
+// biome-ignore lint/correctness/noUnusedFunctionParameters: part of the exported signature; the URL factory already names the agent.
 export function relay(agentId: string, handlers: RelayHandlers, options: RelayOptions & { url: () => Promise<string> }): RelayConnection {
   const seen = options.seen ?? new SeenEvents();
   const running = new Set<string>();

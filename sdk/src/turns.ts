@@ -31,6 +31,7 @@ export interface Turn {
  * nothing to stay silent, or an async iterable of lines: each but the last is spoken as an interim
  * line as soon as it is yielded, the last is the final answer (stream an LLM sentence by sentence).
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing (void) stays silent.
 export type TurnAnswer = string | { text: string; endCall?: boolean } | AsyncIterable<string> | null | undefined | void;
 export type TurnHandler = (turn: Turn) => TurnAnswer | Promise<TurnAnswer>;
 

@@ -10,7 +10,6 @@ import { Api } from "../../harness/api.js";
 import { messageType } from "../support/protocol2.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
 
 // A call moving on (core/calls/call-status.ts, end-call.ts): what a carrier's measured talk time

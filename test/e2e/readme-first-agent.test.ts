@@ -13,7 +13,7 @@ function firstAgentBlocks(): Array<{ info: string; code: string }> {
   return [...section.matchAll(/```([^\n]*)\n([\s\S]*?)```/g)].map((m) => ({ info: m[1]!.trim(), code: m[2]! }));
 }
 
-const cleanup: Array<() => void | Promise<unknown>> = [];
+const cleanup: Array<() => unknown> = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
 });

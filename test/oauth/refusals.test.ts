@@ -7,7 +7,7 @@ import { oauthRecords } from "../../core/db/schema/oauth-records.js";
 import { authorizationServer } from "../../gateway/oauth/lazy-provider.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { FormBrowser, s256, startCallbackServer, startLoopbackHttps, TestOAuthClient, tokensFor, type PageAnswer } from "../support/oauth.js";
+import { FormBrowser, s256, startCallbackServer, startLoopbackHttps, type PageAnswer } from "../support/oauth.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
 import { agentWithNumber } from "../support/telephony.js";
@@ -18,14 +18,13 @@ let callback: Awaited<ReturnType<typeof startCallbackServer>>;
 let account: TestAccount;
 let person: FormBrowser;
 let mcpUrl: string;
-let agentId: string;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
   [service, callback] = await Promise.all([startTestService({ env: { SMTP_URL: smtp.url, ALLOW_PRIVATE_WEBHOOKS: "1" } }), startCallbackServer()]);
   mcpUrl = `${service.baseUrl}/mcp`;
   account = await createAccount(service.core);
-  ({ agentId } = await agentWithNumber(new Api(service.baseUrl, account.apiKey)));
+  await agentWithNumber(new Api(service.baseUrl, account.apiKey));
   // One person, signed in once: every authorization below goes straight to the consent page.
   person = new FormBrowser(service.baseUrl);
 });

@@ -122,6 +122,7 @@ describe("the single-use claim around the settlement backend", () => {
     const requirements = v1Requirements();
     const checked = await checkV1Payment(v1Header(requirements, await signV1(newWallet(), requirements, engine.settings, nowSeconds())), requirements, engine.settings, nowSeconds());
     if (typeof checked === "string") throw new Error(checked);
+    // biome-ignore lint/complexity/useLiteralKeys: the engine's backend is private; the test reaches it on purpose.
     await expect(engine["backend"].settle(checked.payload, checked.requirements)).rejects.toThrow("payment settled outside a request");
   });
 });

@@ -71,7 +71,7 @@ async function restartableService(env: Record<string, string> = {}) {
   };
 }
 
-let stops: Array<() => Promise<void>> = [];
+const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });

@@ -137,7 +137,7 @@ async function shown(page: Page, locator: Locator): Promise<void> {
   try {
     await locator.waitFor({ timeout: 15_000 });
   } catch (error) {
-    throw new Error(`${String(error)}\nThe page (${page.url()}) showed: ${await page.locator("body").innerText().catch(() => "nothing")}`);
+    throw new Error(`${String(error)}\nThe page (${page.url()}) showed: ${await page.locator("body").textContent().catch(() => "nothing")}`);
   }
 }
 
