@@ -27,7 +27,15 @@ export default defineConfig({
   // Tests use the SDK's TypeScript source, as the type-checker does (see tsconfig.json).
   resolve: { alias: { "@agentline/sdk": fileURLToPath(new URL("./sdk/src/index.ts", import.meta.url)) } },
   test: {
-    include: ["test/**/*.test.ts", "core/**/*.test.ts", "gateway/**/*.test.ts", "discovery/**/*.test.ts", "payments/**/*.test.ts", "mcp/**/*.test.ts", "sdk/src/**/*.test.ts"],
+    include: [
+      "test/**/*.test.ts",
+      "core/**/*.test.ts",
+      "gateway/**/*.test.ts",
+      "discovery/**/*.test.ts",
+      "payments/**/*.test.ts",
+      "mcp/**/*.test.ts",
+      "sdk/src/**/*.test.ts",
+    ],
     // The fault suite has its own config and script (npm run test:faults).
     exclude: [...configDefaults.exclude, "test/faults/**", ...(process.env.TEST_DATABASE_URL ? EMBEDDED_ONLY : [])],
     globalSetup: ["test/support/global-setup.ts"],

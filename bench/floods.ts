@@ -27,9 +27,9 @@ import { agents } from "../core/db/schema/agents.js";
 import { newId } from "../core/ids.js";
 import { createLogger } from "../core/logger.js";
 import { createAccount } from "../harness/accounts.js";
-import { percentile } from "../harness/percentile.js";
 import { requestFlood, socketFlood } from "../harness/flooder.js";
-import { freePort, projectRoot, spawnService, type ServiceProcess } from "../harness/process.js";
+import { percentile } from "../harness/percentile.js";
+import { freePort, projectRoot, type ServiceProcess, spawnService } from "../harness/process.js";
 import { writeResults } from "../harness/results.js";
 import { adminUrl, DATABASES, progressLog, round } from "./support.js";
 
@@ -108,7 +108,13 @@ async function sampleBystander(setup: Setup) {
     if ((await get(url, setup.bystander)) !== 200) failures++;
     latencies.push(performance.now() - started);
   }
-  return { samples: latencies.length, p50_ms: round(percentile(latencies, 50)), p99_ms: round(percentile(latencies, 99)), max_ms: round(Math.max(...latencies)), failures };
+  return {
+    samples: latencies.length,
+    p50_ms: round(percentile(latencies, 50)),
+    p99_ms: round(percentile(latencies, 99)),
+    max_ms: round(Math.max(...latencies)),
+    failures,
+  };
 }
 
 /** Starts count long polls of the flooder; resolves once all but the waiting ones are answered (or after 10 s), with how many were refused. */

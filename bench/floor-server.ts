@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import express from "express";
 import postgres from "postgres";
-import { WebSocketServer, type WebSocket } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 
 const sql = postgres(process.env.FLOOR_DATABASE_URL!, { max: 10, onnotice: () => {} });
 // Tables of their own in the bench database, dropped when the server stops.

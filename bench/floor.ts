@@ -21,7 +21,21 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { projectRoot } from "../harness/process.js";
 import { writeResults } from "../harness/results.js";
-import { adminUrl, GOALS, openConnections, PACE_MS, postJson, progressLog, reportHeader, requestsPerSecond, round, summary, TURNS_ONE, turnFigures, turnRuns } from "./support.js";
+import {
+  adminUrl,
+  GOALS,
+  openConnections,
+  PACE_MS,
+  postJson,
+  progressLog,
+  reportHeader,
+  requestsPerSecond,
+  round,
+  summary,
+  TURNS_ONE,
+  turnFigures,
+  turnRuns,
+} from "./support.js";
 
 interface Line {
   socket: WebSocket;
@@ -78,7 +92,14 @@ async function measureTurns(port: number, calls: number, turns: number, paceMs: 
   );
   const seconds = (performance.now() - started) / 1000;
   for (const line of lines) line.socket.close();
-  return { concurrent_calls: calls, pace_ms: paceMs, turns: calls * turns, utterance_to_relay: summary(toRelay), push_to_speech: summary(toSpeech), turns_per_second: Math.round((calls * turns) / seconds) };
+  return {
+    concurrent_calls: calls,
+    pace_ms: paceMs,
+    turns: calls * turns,
+    utterance_to_relay: summary(toRelay),
+    push_to_speech: summary(toSpeech),
+    turns_per_second: Math.round((calls * turns) / seconds),
+  };
 }
 
 async function main() {
@@ -101,8 +122,17 @@ async function main() {
     log("GET one row vs bare hello", { getRow, hello });
     const figures = {
       ...turnFigures(["utterance_to_relay", "push_to_speech"], runs),
-      get_row_vs_bare_hello: { get_row_requests_per_second: getRow, bare_hello_requests_per_second: hello, share: round(getRow / hello), goal: GOALS.get_call_share_of_hello },
-      one_call_at_speech_pace_no_database_p50_ms: { utterance_to_relay: echo.utterance_to_relay.p50_ms, push_to_speech: echo.push_to_speech.p50_ms, goal: GOALS.one_call_p50_ms },
+      get_row_vs_bare_hello: {
+        get_row_requests_per_second: getRow,
+        bare_hello_requests_per_second: hello,
+        share: round(getRow / hello),
+        goal: GOALS.get_call_share_of_hello,
+      },
+      one_call_at_speech_pace_no_database_p50_ms: {
+        utterance_to_relay: echo.utterance_to_relay.p50_ms,
+        push_to_speech: echo.push_to_speech.p50_ms,
+        goal: GOALS.one_call_p50_ms,
+      },
     };
     const report = { ...reportHeader("floor"), results: { postgresql: { figures, runs: { ...runs, echo } } } };
     const file = writeResults("floor.json", report);

@@ -29,7 +29,9 @@ function nestedArrays(depth: number, bytes: number): string {
 const BODIES: Record<string, string> = {
   flat: JSON.stringify({ name: "x", description: "y".repeat(MiB - 64) }),
   // Leaves are cheap to build, but not free: half a million numbers.
-  numbers: `{"name":"x","metadata":{"k":[${Array(MiB / 2 - 32).fill("1").join(",")}]}}`,
+  numbers: `{"name":"x","metadata":{"k":[${Array(MiB / 2 - 32)
+    .fill("1")
+    .join(",")}]}}`,
   // The body, metadata and its array are three levels: 61 more make 64.
   wide_64_deep: `{"name":"x","metadata":{"k":[${nestedArrays(61, MiB - 64)}]}}`,
   wide_65_deep: `{"name":"x","metadata":{"k":[${nestedArrays(62, MiB - 64)}]}}`,
@@ -62,7 +64,12 @@ async function main() {
       const answers = [];
       for (let i = 0; i < REQUESTS; i++) answers.push(await post(body));
       const latencies = answers.map((a) => a.ms);
-      bodies[name] = { bytes: Buffer.byteLength(body), status: answers[0]!.status, cpu_ms_per_request: round((cpuMs(pid) - cpuBefore) / REQUESTS), latency_p50_ms: summary(latencies).p50_ms };
+      bodies[name] = {
+        bytes: Buffer.byteLength(body),
+        status: answers[0]!.status,
+        cpu_ms_per_request: round((cpuMs(pid) - cpuBefore) / REQUESTS),
+        latency_p50_ms: summary(latencies).p50_ms,
+      };
       log(name, bodies[name]);
     }
     const flat = bodies.flat!;
@@ -71,7 +78,9 @@ async function main() {
       figures.latency_ratio_to_flat = round(figures.latency_p50_ms! / flat.latency_p50_ms!);
     }
 
-    const agent = (await (await fetch(`${service.baseUrl}/v1/agents`, { method: "POST", headers, body: JSON.stringify({ name: "bystander" }) })).json()) as { agent_id: string };
+    const agent = (await (await fetch(`${service.baseUrl}/v1/agents`, { method: "POST", headers, body: JSON.stringify({ name: "bystander" }) })).json()) as {
+      agent_id: string;
+    };
     const gets = async () => {
       const latencies: number[] = [];
       for (let i = 0; i < GETS; i++) {

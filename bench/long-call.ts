@@ -10,7 +10,7 @@
 import { Api } from "../harness/api.js";
 import { writeResults } from "../harness/results.js";
 import { FrameLine } from "./frame-line.js";
-import { DATABASES, postJson, progressLog, reportHeader, round, setUp, summary, type Setup } from "./support.js";
+import { DATABASES, postJson, progressLog, reportHeader, round, type Setup, setUp, summary } from "./support.js";
 
 const TURNS = Number(process.env.BENCH_LONG_CALL_TURNS ?? 300);
 const STRETCH = 20;
@@ -43,11 +43,20 @@ async function longCall({ service, apiKey }: Setup) {
   // The first few turns warm the service up; the window is full well before the last stretch.
   const stretch = (from: number) => {
     const part = turns.slice(from, from + STRETCH);
-    return { turns: `${from + 1}-${from + part.length}`, utterance_to_relay: summary(part.map((t) => t.ms)), frame_bytes_max: Math.max(...part.map((t) => t.bytes)) };
+    return {
+      turns: `${from + 1}-${from + part.length}`,
+      utterance_to_relay: summary(part.map((t) => t.ms)),
+      frame_bytes_max: Math.max(...part.map((t) => t.bytes)),
+    };
   };
   const early = stretch(10);
   const late = stretch(TURNS - STRETCH);
-  return { early, late, p50_ratio_late_to_early: round(late.utterance_to_relay.p50_ms / early.utterance_to_relay.p50_ms), frame_ratio_late_to_early: round(late.frame_bytes_max / early.frame_bytes_max) };
+  return {
+    early,
+    late,
+    p50_ratio_late_to_early: round(late.utterance_to_relay.p50_ms / early.utterance_to_relay.p50_ms),
+    frame_ratio_late_to_early: round(late.frame_bytes_max / early.frame_bytes_max),
+  };
 }
 
 async function main() {

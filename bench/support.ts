@@ -5,15 +5,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { cpus, tmpdir } from "node:os";
-import autocannon from "autocannon";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import autocannon from "autocannon";
 import postgres from "postgres";
 import { openDatabase } from "../core/db/database.js";
 import { createLogger } from "../core/logger.js";
 import { createAccount } from "../harness/accounts.js";
-import { freePort, spawnService, type ServiceProcess } from "../harness/process.js";
+import { freePort, type ServiceProcess, spawnService } from "../harness/process.js";
 
 export const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 export const DATABASES = (process.env.BENCH_DATABASES ?? "postgresql,pglite").split(",");
@@ -95,7 +95,10 @@ export function progressLog(label: string) {
  * thousand turns run partly unoptimised code on a young heap (here the first back-to-back run
  * came out about a quarter slower than the next), which is not how a service in production runs.
  */
-export async function turnRuns<R extends TurnRun>(log: ReturnType<typeof progressLog>, measureRun: (calls: number, turns: number, paceMs: number) => Promise<R>) {
+export async function turnRuns<R extends TurnRun>(
+  log: ReturnType<typeof progressLog>,
+  measureRun: (calls: number, turns: number, paceMs: number) => Promise<R>,
+) {
   // Each run starts with the benchmark's own heap collected: the client keeps every frame of the
   // run before it, and a full collection of that inside a run paused it 4–15 ms (seen with
   // --trace-gc), which the run then counted as the service's latency.
@@ -134,19 +137,35 @@ export function reportHeader(benchmark: string) {
     benchmark,
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-    settings: { pace_ms: PACE_MS, turns_one_call: TURNS_ONE, turns_paced: TURNS_PACED, turns_back_to_back: TURNS_BACK_TO_BACK, warm_up_turns: WARM_UP_TURNS, calls: CALLS, http_seconds: HTTP_SECONDS, http_warm_up_seconds: HTTP_WARM_UP_SECONDS, connections: 32 },
+    settings: {
+      pace_ms: PACE_MS,
+      turns_one_call: TURNS_ONE,
+      turns_paced: TURNS_PACED,
+      turns_back_to_back: TURNS_BACK_TO_BACK,
+      warm_up_turns: WARM_UP_TURNS,
+      calls: CALLS,
+      http_seconds: HTTP_SECONDS,
+      http_warm_up_seconds: HTTP_WARM_UP_SECONDS,
+      connections: 32,
+    },
   };
 }
 
 /** The turn figures from the three runs, in the table both benchmarks write. */
-export function turnFigures(
-  legs: [string, string],
-  runs: Record<"one_call" | "paced" | "back_to_back", TurnRun>,
-) {
+export function turnFigures(legs: [string, string], runs: Record<"one_call" | "paced" | "back_to_back", TurnRun>) {
   const leg = (run: Record<string, unknown>, name: string, field: "p50_ms" | "p99_ms") => (run[name] as ReturnType<typeof summary>)[field];
   return {
-    one_call_at_speech_pace_p50_ms: { [legs[0]]: leg(runs.one_call, legs[0], "p50_ms"), [legs[1]]: leg(runs.one_call, legs[1], "p50_ms"), goal: GOALS.one_call_p50_ms },
-    calls_at_speech_pace_p99_ms: { calls: CALLS, [legs[0]]: leg(runs.paced, legs[0], "p99_ms"), [legs[1]]: leg(runs.paced, legs[1], "p99_ms"), goal: GOALS.paced_p99_ms },
+    one_call_at_speech_pace_p50_ms: {
+      [legs[0]]: leg(runs.one_call, legs[0], "p50_ms"),
+      [legs[1]]: leg(runs.one_call, legs[1], "p50_ms"),
+      goal: GOALS.one_call_p50_ms,
+    },
+    calls_at_speech_pace_p99_ms: {
+      calls: CALLS,
+      [legs[0]]: leg(runs.paced, legs[0], "p99_ms"),
+      [legs[1]]: leg(runs.paced, legs[1], "p99_ms"),
+      goal: GOALS.paced_p99_ms,
+    },
     back_to_back_turns_per_second: { calls: CALLS, value: runs.back_to_back.turns_per_second, goal: GOALS.turns_per_second },
   };
 }
@@ -185,12 +204,20 @@ export async function openConnections(url: string, count: number): Promise<void>
 export function postJson(url: string, token: string, body: unknown): Promise<{ status: number; text: string }> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", agent: keepAlive, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent: keepAlive,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on("error", reject);
     req.end(payload);
   });

@@ -12,8 +12,8 @@
  * (harness/results.ts), or to BENCH_TWILIO_OUTPUT.
  */
 import { Api } from "../harness/api.js";
-import { writeResults } from "../harness/results.js";
 import { RelayClient } from "../harness/relay-client.js";
+import { writeResults } from "../harness/results.js";
 import { TwilioStandIn } from "../harness/twilio/stand-in.js";
 import { CALLS, DATABASES, openConnections, postJson, progressLog, reportHeader, setUp, summary, turnFigures, turnRuns } from "./support.js";
 

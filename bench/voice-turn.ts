@@ -17,10 +17,24 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { Api } from "../harness/api.js";
 import { projectRoot } from "../harness/process.js";
+import { RelayClient } from "../harness/relay-client.js";
 import { writeResults } from "../harness/results.js";
 import { FrameLine } from "./frame-line.js";
-import { RelayClient } from "../harness/relay-client.js";
-import { DATABASES, GOALS, openConnections, postJson, progressLog, reportHeader, requestsPerSecond, round, setUp, summary, turnFigures, turnRuns, type Setup } from "./support.js";
+import {
+  DATABASES,
+  GOALS,
+  openConnections,
+  postJson,
+  progressLog,
+  reportHeader,
+  requestsPerSecond,
+  round,
+  type Setup,
+  setUp,
+  summary,
+  turnFigures,
+  turnRuns,
+} from "./support.js";
 
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 
@@ -94,7 +108,8 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
 /** The service's own running totals of each turn leg, from its /metrics (a loopback client needs no token). */
 async function legTotals(baseUrl: string) {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const read = (leg: string, what: "sum" | "count") => Number(new RegExp(`^agentline_turn_leg_seconds_${what}\\{leg="${leg}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+  const read = (leg: string, what: "sum" | "count") =>
+    Number(new RegExp(`^agentline_turn_leg_seconds_${what}\\{leg="${leg}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
   return { utterance: { sum: read("utterance", "sum"), count: read("utterance", "count") }, push: { sum: read("push", "sum"), count: read("push", "count") } };
 }
 
@@ -156,7 +171,10 @@ async function runOn(database: string, helloUrl: string) {
 
 /** The bare express hello, in its own process. */
 async function startHello() {
-  const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "bench", "bare-hello.ts")], { cwd: projectRoot, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "bench", "bare-hello.ts")], {
+    cwd: projectRoot,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once("data", (data) => resolve(JSON.parse(String(data)).port));
     child.once("exit", (code) => reject(new Error(`bare hello exited with ${code}`)));

@@ -23,7 +23,11 @@ function codeOf(error: Failure): string | undefined {
 function databaseAt(url: string): { where: string; database: string; user: string } {
   try {
     const parsed = new URL(url);
-    return { where: `${parsed.hostname}:${parsed.port || "5432"}`, database: decodeURIComponent(parsed.pathname.slice(1)) || "postgres", user: decodeURIComponent(parsed.username) };
+    return {
+      where: `${parsed.hostname}:${parsed.port || "5432"}`,
+      database: decodeURIComponent(parsed.pathname.slice(1)) || "postgres",
+      user: decodeURIComponent(parsed.username),
+    };
   } catch {
     return { where: "DATABASE_URL's host", database: "", user: "" };
   }

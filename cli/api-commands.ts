@@ -1,4 +1,4 @@
-import { Agentline, credentialsPath, resolveConnection, unwrap, writeCredentials, type AgentlineEvent } from "@agentline/sdk";
+import { Agentline, type AgentlineEvent, credentialsPath, resolveConnection, unwrap, writeCredentials } from "@agentline/sdk";
 import type { Command } from "commander";
 import { sayAndHear } from "./far-party.js";
 import { CliError, note, print, progress, stdinLines } from "./output.js";
@@ -27,12 +27,19 @@ async function login(options: { email?: string }, command: Command): Promise<voi
     const sending = progress(`Asking ${agentline.baseUrl} for a sign-in code for ${email}`);
     const sent = unwrap(await agentline.api.POST("/v1/auth/otp", { body: { email } }));
     // A service with no mail server answers `logged` (older ones say `sent` either way).
-    const where = String(sent.status) === "logged" ? "The service has no mail server: the code is in its log" : `A code is on its way to ${sent.email} (with no SMTP_URL the service prints it in its log)`;
+    const where =
+      String(sent.status) === "logged"
+        ? "The service has no mail server: the code is in its log"
+        : `A code is on its way to ${sent.email} (with no SMTP_URL the service prints it in its log)`;
     sending.done(`${where}. It expires in ${sent.expires_in_seconds / 60} minutes.`);
     const otp = await input.ask("Code: ");
     const signedIn = unwrap(await agentline.api.POST("/v1/auth/verify", { body: { email, otp } }));
     const saved = writeCredentials({ base_url: agentline.baseUrl, api_key: signedIn.api_key, account_id: signedIn.account_id, email: sent.email });
-    print(json, { account_id: signedIn.account_id, key_id: signedIn.key_id, account_created: signedIn.account_created, credentials: saved }, `Signed in as ${sent.email} (${signedIn.account_id}). The key is saved in ${saved}.`);
+    print(
+      json,
+      { account_id: signedIn.account_id, key_id: signedIn.key_id, account_created: signedIn.account_created, credentials: saved },
+      `Signed in as ${sent.email} (${signedIn.account_id}). The key is saved in ${saved}.`,
+    );
   } finally {
     input.close();
   }
@@ -57,7 +64,10 @@ async function listNumbers(_options: unknown, command: Command): Promise<void> {
   print(json, page, page.data.length ? page.data.map((n) => `${n.phone_number}  ${n.number_id}  ${n.agent_id ?? "(unassigned)"}`) : "(no numbers)");
 }
 
-async function buyNumber(options: { agent: string; areaCode?: string; country?: string; type?: "local" | "toll_free" | "mobile" }, command: Command): Promise<void> {
+async function buyNumber(
+  options: { agent: string; areaCode?: string; country?: string; type?: "local" | "toll_free" | "mobile" },
+  command: Command,
+): Promise<void> {
   const { agentline, json } = client(command);
   const body = { agent_id: options.agent, area_code: options.areaCode, country: options.country, number_type: options.type };
   const number = unwrap(await agentline.api.POST("/v1/numbers", { body }));
@@ -92,7 +102,11 @@ async function say(callId: string, words: string[], options: { wait: boolean; ti
   const waiting = progress(`The caller says "${text}"; waiting for the agent's answer`);
   const heard = await sayAndHear(agentline.baseUrl, key, callId, text, Number(options.timeout) * 1000);
   waiting.done();
-  print(json, heard, heard.lines.map((l) => `agent${l.final ? "" : " (interim)"}: ${l.text}`));
+  print(
+    json,
+    heard,
+    heard.lines.map((l) => `agent${l.final ? "" : " (interim)"}: ${l.text}`),
+  );
   if (!heard.answered) throw new CliError(`the agent gave no final answer within ${options.timeout} s (is its runtime connected to the relay?)`);
 }
 
@@ -107,10 +121,13 @@ function describeEvent(event: AgentlineEvent): string {
   const time = event.created_at.slice(11, 19);
   const p = event.payload as Record<string, unknown>;
   const detail =
-    event.event_type === "call.utterance" ? `${event.call_id}  caller: "${p.text}"`
-    : event.event_type === "sms.received" ? `${p.from_number}: "${p.text}"`
-    : event.event_type.startsWith("call.") ? `${p.call_id}  ${p.from_number} → ${p.to_number}${p.status ? `  ${p.status}` : ""}`
-    : JSON.stringify(p);
+    event.event_type === "call.utterance"
+      ? `${event.call_id}  caller: "${p.text}"`
+      : event.event_type === "sms.received"
+        ? `${p.from_number}: "${p.text}"`
+        : event.event_type.startsWith("call.")
+          ? `${p.call_id}  ${p.from_number} → ${p.to_number}${p.status ? `  ${p.status}` : ""}`
+          : JSON.stringify(p);
   return `${time}  ${event.event_type.padEnd(16)}  ${detail}`;
 }
 
@@ -132,7 +149,11 @@ async function tail(options: { agent: string; count?: string; runtime: string },
         if (received >= limit) finish();
       },
     },
-    { runtime: options.runtime, onError: (error) => finish(error), onStatus: (status) => status === "reconnecting" && note("relay connection lost; reconnecting…") },
+    {
+      runtime: options.runtime,
+      onError: (error) => finish(error),
+      onStatus: (status) => status === "reconnecting" && note("relay connection lost; reconnecting…"),
+    },
   );
   await connection.ready;
   if (connection.status === "open") connecting.done(`Listening for ${options.agent}'s events (this takes over its relay connection; Ctrl-C to stop).`);
@@ -173,7 +194,11 @@ export function addApiCommands(program: Command): void {
     .option("--type <type>", "local, toll_free or mobile (default local)")
     .action(buyNumber);
 
-  program.command("call <to_number>").description("place a call from the agent's number; prints the call id").requiredOption("--agent <agent_id>", "the agent that calls").action(placeCall);
+  program
+    .command("call <to_number>")
+    .description("place a call from the agent's number; prints the call id")
+    .requiredOption("--agent <agent_id>", "the agent that calls")
+    .action(placeCall);
   program.command("hangup <call_id>").description("hang up a call").action(hangUp);
   program
     .command("say <call_id> <text...>")

@@ -13,7 +13,9 @@ export interface Heard {
  * answer or the timeout.
  */
 export function sayAndHear(baseUrl: string, apiKey: string, callId: string, text: string, timeoutMs: number): Promise<Heard> {
-  const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/sandbox/calls/${encodeURIComponent(callId)}/ws`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/sandbox/calls/${encodeURIComponent(callId)}/ws`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   const speech: Array<{ text: string; final: boolean; turn_id: string | null }> = [];
   const heard: Heard = { turn_id: null, lines: [], answered: false };
   return new Promise((resolve, reject) => {

@@ -60,7 +60,9 @@ export function reportFailure(error: unknown): number {
   }
   if (error instanceof TypeError && error.message === "fetch failed") {
     const cause = (error.cause as Error | undefined)?.message ?? "";
-    process.stderr.write(`agentline: the service does not answer (${cause}); is it running (npm start)? Set AGENTLINE_BASE_URL or --base-url if it is elsewhere.\n`);
+    process.stderr.write(
+      `agentline: the service does not answer (${cause}); is it running (npm start)? Set AGENTLINE_BASE_URL or --base-url if it is elsewhere.\n`,
+    );
     return 1;
   }
   throw error;

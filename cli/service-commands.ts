@@ -55,7 +55,7 @@ export async function mcp(): Promise<void> {
   const config = loadConfig(process.env);
   const credential = process.env.AGENTLINE_API_KEY?.trim();
   if (!credential) {
-    process.stderr.write("agentline mcp: set AGENTLINE_API_KEY to an API key (sk_...) or an agent_token (at_...); see README, \"Connect an MCP client\"\n");
+    process.stderr.write('agentline mcp: set AGENTLINE_API_KEY to an API key (sk_...) or an agent_token (at_...); see README, "Connect an MCP client"\n');
     process.exit(2);
   }
   const logger = createLogger(config.logLevel, streamDestination(process.stderr));
@@ -135,7 +135,9 @@ export function addServiceCommands(program: Command): void {
       .requiredOption("--amount <usd>", "dollars, e.g. 10 or 10.50")
       .requiredOption("--note <text>", "why (kept in the ledger)")
       .action((o: { account: string; amount: string; note: string }) =>
-        adminAction("credit", async (core) => (await import("../core/billing/operator-credit.js")).operatorCredit(core, { accountId: o.account, amountUsd: o.amount, note: o.note })),
+        adminAction("credit", async (core) =>
+          (await import("../core/billing/operator-credit.js")).operatorCredit(core, { accountId: o.account, amountUsd: o.amount, note: o.note }),
+        ),
       ),
     "agentline admin credit",
   );

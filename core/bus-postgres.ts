@@ -1,6 +1,6 @@
 import { eq, lt, sql } from "drizzle-orm";
 import type postgres from "postgres";
-import { createSubscribers, type Bus } from "./bus.js";
+import { type Bus, createSubscribers } from "./bus.js";
 import type { Database } from "./db/database.js";
 import { busMessages } from "./db/schema/bus-messages.js";
 import type { Logger } from "./logger.js";

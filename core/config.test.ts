@@ -21,13 +21,35 @@ describe("loadConfig", () => {
 
   it("reads every variable it knows and ignores the rest", () => {
     const config = loadConfig({
-      PORT: "9000", HOST: "0.0.0.0", BASE_URL: "https://api.example.com/", DATABASE_URL: "postgres://u@h/db", DATA_DIR: "/var/lib/x",
-      SMTP_URL: "smtps://u:p@mail:465", CARRIER: "sandbox", SIGNUP_CREDIT_USD: "0", ALLOW_PRIVATE_WEBHOOKS: "yes", SECRET_KEY: "k".repeat(32), PAYMENTS_MODE: "chain", X402_RPC_URL: "http://127.0.0.1:8545", X402_RELAYER_PRIVATE_KEY: "0x" + "11".repeat(32), X402_PAYEE: "0x" + "22".repeat(20),
-      TRUST_PROXY: "2", LOG_LEVEL: "debug", UNRELATED: "whatever",
+      PORT: "9000",
+      HOST: "0.0.0.0",
+      BASE_URL: "https://api.example.com/",
+      DATABASE_URL: "postgres://u@h/db",
+      DATA_DIR: "/var/lib/x",
+      SMTP_URL: "smtps://u:p@mail:465",
+      CARRIER: "sandbox",
+      SIGNUP_CREDIT_USD: "0",
+      ALLOW_PRIVATE_WEBHOOKS: "yes",
+      SECRET_KEY: "k".repeat(32),
+      PAYMENTS_MODE: "chain",
+      X402_RPC_URL: "http://127.0.0.1:8545",
+      X402_RELAYER_PRIVATE_KEY: "0x" + "11".repeat(32),
+      X402_PAYEE: "0x" + "22".repeat(20),
+      TRUST_PROXY: "2",
+      LOG_LEVEL: "debug",
+      UNRELATED: "whatever",
     });
     expect(config).toMatchObject({
-      port: 9000, host: "0.0.0.0", baseUrl: "https://api.example.com", databaseUrl: "postgres://u@h/db", carrier: "sandbox",
-      allowPrivateWebhooks: true, paymentsMode: "chain", signupCreditUsd: "0", trustProxy: 2, logLevel: "debug",
+      port: 9000,
+      host: "0.0.0.0",
+      baseUrl: "https://api.example.com",
+      databaseUrl: "postgres://u@h/db",
+      carrier: "sandbox",
+      allowPrivateWebhooks: true,
+      paymentsMode: "chain",
+      signupCreditUsd: "0",
+      trustProxy: 2,
+      logLevel: "debug",
     });
   });
 
@@ -52,9 +74,20 @@ describe("loadConfig", () => {
       carrier: "twilio",
       signupCreditUsd: "0",
       baseUrl: "https://line.example.com",
-      twilio: { accountSid: twilio.TWILIO_ACCOUNT_SID, authToken: twilio.TWILIO_AUTH_TOKEN, apiKey: undefined, apiUrl: "https://api.twilio.com", timeoutMs: 8000 },
+      twilio: {
+        accountSid: twilio.TWILIO_ACCOUNT_SID,
+        authToken: twilio.TWILIO_AUTH_TOKEN,
+        apiKey: undefined,
+        apiUrl: "https://api.twilio.com",
+        timeoutMs: 8000,
+      },
     });
-    const withKey = loadConfig({ ...twilio, TWILIO_API_KEY_SID: "SK" + "c".repeat(32), TWILIO_API_KEY_SECRET: "s".repeat(32), TWILIO_API_URL: "http://127.0.0.1:9/" });
+    const withKey = loadConfig({
+      ...twilio,
+      TWILIO_API_KEY_SID: "SK" + "c".repeat(32),
+      TWILIO_API_KEY_SECRET: "s".repeat(32),
+      TWILIO_API_URL: "http://127.0.0.1:9/",
+    });
     expect(withKey.twilio).toMatchObject({ apiKey: { sid: "SK" + "c".repeat(32), secret: "s".repeat(32) }, apiUrl: "http://127.0.0.1:9" });
     expect(loadConfig({}).twilio).toBeUndefined();
   });
@@ -62,7 +95,9 @@ describe("loadConfig", () => {
   it("allows plain http for BASE_URL only on a loopback host with Twilio", () => {
     expect(loadConfig({ ...twilio, BASE_URL: "http://127.0.0.1:8080" }).baseUrl).toBe("http://127.0.0.1:8080");
     expect(loadConfig({ ...twilio, BASE_URL: "http://localhost:8080" }).baseUrl).toBe("http://localhost:8080");
-    expect(() => loadConfig({ ...twilio, BASE_URL: "http://line.example.com" })).toThrow(/^Invalid configuration: BASE_URL="http:\/\/line.example.com": must be https/);
+    expect(() => loadConfig({ ...twilio, BASE_URL: "http://line.example.com" })).toThrow(
+      /^Invalid configuration: BASE_URL="http:\/\/line.example.com": must be https/,
+    );
   });
 
   it.each([
@@ -144,7 +179,10 @@ describe("loadConfig", () => {
     it("is off with no issuer, and on with an issuer and a client id", () => {
       expect(loadConfig({}).agentId).toBeUndefined();
       expect(loadConfig(issuer).agentId).toEqual({ issuer: "https://auth.agentid.com", clientId: "agentline", clientSecret: undefined, sessionTtlS: 600 });
-      expect(loadConfig({ ...issuer, AGENTID_CLIENT_SECRET: "s3cret", AGENTID_SESSION_TTL_S: "120" }).agentId).toMatchObject({ clientSecret: "s3cret", sessionTtlS: 120 });
+      expect(loadConfig({ ...issuer, AGENTID_CLIENT_SECRET: "s3cret", AGENTID_SESSION_TTL_S: "120" }).agentId).toMatchObject({
+        clientSecret: "s3cret",
+        sessionTtlS: 120,
+      });
     });
 
     it.each(["http://127.0.0.1:4000", "http://localhost:4000", "http://[::1]:4000", "http://127.8.9.10"])("accepts an http issuer on loopback: %s", (url) => {
@@ -171,9 +209,16 @@ describe("loadConfig", () => {
     };
     expect(failure({ SECRET_KEY: "short-private" })).toBe("Invalid configuration: SECRET_KEY (value not shown, 13 characters): must be at least 32 characters");
     expect(failure({ X402_RELAYER_PRIVATE_KEY: "0xdeadbeef" })).not.toContain("deadbeef");
-    expect(failure({ SMTP_URL: "mail://user:hunter2@mail.example.com" })).toBe('Invalid configuration: SMTP_URL="mail://user:***@mail.example.com": expected an smtp:// or smtps:// URL');
+    expect(failure({ SMTP_URL: "mail://user:hunter2@mail.example.com" })).toBe(
+      'Invalid configuration: SMTP_URL="mail://user:***@mail.example.com": expected an smtp:// or smtps:// URL',
+    );
     // Every credential the service reads, not only its own keys.
-    const refused = { TWILIO_AUTH_TOKEN: "private-value!", TWILIO_API_KEY_SECRET: "private-value!", METRICS_TOKEN: "private-value!", AGENTID_CLIENT_SECRET: "private-value!".repeat(74) };
+    const refused = {
+      TWILIO_AUTH_TOKEN: "private-value!",
+      TWILIO_API_KEY_SECRET: "private-value!",
+      METRICS_TOKEN: "private-value!",
+      AGENTID_CLIENT_SECRET: "private-value!".repeat(74),
+    };
     for (const [name, value] of Object.entries(refused)) {
       const message = failure({ [name]: value });
       expect(message, name).toMatch(new RegExp(`^Invalid configuration: ${name} \\(value not shown, ${value.length} characters\\): `));
@@ -193,6 +238,13 @@ describe("loadConfig", () => {
   });
 
   it("counts as secret exactly the settings that hold a credential", () => {
-    expect([...SECRET_SETTINGS].sort()).toEqual(["AGENTID_CLIENT_SECRET", "METRICS_TOKEN", "SECRET_KEY", "TWILIO_API_KEY_SECRET", "TWILIO_AUTH_TOKEN", "X402_RELAYER_PRIVATE_KEY"]);
+    expect([...SECRET_SETTINGS].sort()).toEqual([
+      "AGENTID_CLIENT_SECRET",
+      "METRICS_TOKEN",
+      "SECRET_KEY",
+      "TWILIO_API_KEY_SECRET",
+      "TWILIO_AUTH_TOKEN",
+      "X402_RELAYER_PRIVATE_KEY",
+    ]);
   });
 });

@@ -16,13 +16,13 @@ import { turnConfig, turnSettings } from "./config/turns.js";
 import type { SettingMeta } from "./config/values.js";
 import { webhookConfig, webhookSettings } from "./config/webhooks.js";
 
+export type { TwilioConfig } from "./config/carrier.js";
 export { clientSettings } from "./config/clients.js";
 export { ConfigError, maskUrlPassword } from "./config/errors.js";
-export { USD_AMOUNT, usdToMicros } from "./config/values.js";
-export type { TwilioConfig } from "./config/carrier.js";
 export type { Limits } from "./config/limits.js";
 export type { AgentIdSettings } from "./config/sign-in.js";
 export type { GroupMeta, SettingMeta } from "./config/values.js";
+export { USD_AMOUNT, usdToMicros } from "./config/values.js";
 
 /** The groups of settings the service reads, in the order docs/configuration.md lists them. */
 export const SETTING_GROUPS = [
@@ -62,9 +62,7 @@ export type Config = ReturnType<typeof toConfig>;
 
 /** Parses an environment (normally process.env) once into a Config, or throws ConfigError. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
-  const present = Object.fromEntries(
-    Object.entries(env).filter(([key, value]) => key in EnvSchema.shape && value !== ""),
-  );
+  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in EnvSchema.shape && value !== ""));
   const parsed = EnvSchema.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

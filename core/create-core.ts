@@ -1,20 +1,20 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { listenForRevocations } from "./auth/revocation.js";
-import { createLocalBus, type Bus } from "./bus.js";
 import { BillingJobs } from "./billing/billing-jobs.js";
+import { type Bus, createLocalBus } from "./bus.js";
 import { createPostgresBus } from "./bus-postgres.js";
-import { loadCallById } from "./calls/call-records.js";
 import { LiveCallEngine } from "./calls/call-engine.js";
+import { loadCallById } from "./calls/call-records.js";
 import { endCall } from "./calls/end-call.js";
 import type { Carrier } from "./carrier/carrier.js";
 import { CARRIERS } from "./carrier/carriers.js";
 import type { Config } from "./config.js";
 import type { Core } from "./context.js";
-import { newId } from "./ids.js";
 import { openDatabase } from "./db/database.js";
+import { newId } from "./ids.js";
 import type { Logger } from "./logger.js";
-import { createMetrics } from "./metrics.js";
 import { createMailer, type Mailer } from "./mail/mailer.js";
+import { createMetrics } from "./metrics.js";
 import { loadServerSecrets, type ServerSecrets } from "./secrets.js";
 import { DeliveryWorker } from "./webhooks/worker.js";
 
@@ -30,7 +30,13 @@ export interface CreateCoreOptions {
 /** Opens the database (migrating it), loads the server secret and wires the core services. */
 export async function createCore(config: Config, options: CreateCoreOptions): Promise<Core> {
   const { logger } = options;
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pglite: options.pglite, logger, deadlineMs: config.requestDeadlineMs });
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    pglite: options.pglite,
+    logger,
+    deadlineMs: config.requestDeadlineMs,
+  });
   let secrets: ServerSecrets;
   let bus: Bus;
   const processId = newId("sess");

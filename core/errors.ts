@@ -5,33 +5,97 @@
  */
 export const ERROR_CODES = {
   validation_error: { status: 422, title: "Validation failed", when: "A request body or query failed validation; `errors` lists each offending field." },
-  malformed_json: { status: 400, title: "Malformed JSON", when: "The body is not parseable JSON, or is JSON over the limits the service reads: nested deeper than `max_depth` (64) levels, or more than `max_containers` (10,000) arrays and objects." },
+  malformed_json: {
+    status: 400,
+    title: "Malformed JSON",
+    when: "The body is not parseable JSON, or is JSON over the limits the service reads: nested deeper than `max_depth` (64) levels, or more than `max_containers` (10,000) arrays and objects.",
+  },
   bad_request: { status: 400, title: "Bad request", when: "The request is well formed but cannot be carried out as asked." },
   invalid_otp: { status: 400, title: "Invalid or expired code", when: "The one-time code is wrong, expired or already used (one answer for all three)." },
-  authorization_pending: { status: 400, title: "Authorization pending", when: "An AgentID sign-in is polled before its user has finished at the identity provider; poll again after `interval` seconds (RFC 8628)." },
-  slow_down: { status: 400, title: "Slow down", when: "An AgentID sign-in is polled sooner than `interval` seconds after the previous poll; the interval grows by 5 seconds (RFC 8628)." },
-  access_denied: { status: 400, title: "Access denied", when: "The user refused the AgentID sign-in at the identity provider (RFC 8628); start a new sign-in to try again." },
-  expired_token: { status: 400, title: "Sign-in expired", when: "An AgentID sign-in session outlived its `expires_in` before it completed (RFC 8628); start a new one." },
-  sign_in_failed: { status: 400, title: "Sign-in failed", when: "The identity provider's answer to an AgentID sign-in did not check out (an ID token with a bad signature, audience, nonce or expiry; a wrong issuer; a refused code); `detail` says which. Start a new sign-in." },
+  authorization_pending: {
+    status: 400,
+    title: "Authorization pending",
+    when: "An AgentID sign-in is polled before its user has finished at the identity provider; poll again after `interval` seconds (RFC 8628).",
+  },
+  slow_down: {
+    status: 400,
+    title: "Slow down",
+    when: "An AgentID sign-in is polled sooner than `interval` seconds after the previous poll; the interval grows by 5 seconds (RFC 8628).",
+  },
+  access_denied: {
+    status: 400,
+    title: "Access denied",
+    when: "The user refused the AgentID sign-in at the identity provider (RFC 8628); start a new sign-in to try again.",
+  },
+  expired_token: {
+    status: 400,
+    title: "Sign-in expired",
+    when: "An AgentID sign-in session outlived its `expires_in` before it completed (RFC 8628); start a new one.",
+  },
+  sign_in_failed: {
+    status: 400,
+    title: "Sign-in failed",
+    when: "The identity provider's answer to an AgentID sign-in did not check out (an ID token with a bad signature, audience, nonce or expiry; a wrong issuer; a refused code); `detail` says which. Start a new sign-in.",
+  },
   no_active_number: { status: 400, title: "Agent has no active phone number", when: "A call was asked of an agent that has no active phone number." },
   unauthorized: { status: 401, title: "Unauthorized", when: "No credentials, or credentials that are unknown, revoked or expired." },
   insufficient_balance: { status: 402, title: "Insufficient balance", when: "The balance does not cover what was asked." },
   payment_required: { status: 402, title: "Payment required", when: "A paid route was called without a valid payment or agent_token." },
   forbidden: { status: 403, title: "Forbidden", when: "The credentials are valid but may not do this." },
-  insufficient_scope: { status: 403, title: "Insufficient scope", when: "An MCP client signed in with OAuth called a tool its connection was not granted the scope for; `WWW-Authenticate` names the scopes to sign in again with (step-up)." },
-  origin_not_allowed: { status: 403, title: "Origin not allowed", when: "A browser request to /mcp came from a page on another site (its Origin is neither BASE_URL's nor loopback)." },
+  insufficient_scope: {
+    status: 403,
+    title: "Insufficient scope",
+    when: "An MCP client signed in with OAuth called a tool its connection was not granted the scope for; `WWW-Authenticate` names the scopes to sign in again with (step-up).",
+  },
+  origin_not_allowed: {
+    status: 403,
+    title: "Origin not allowed",
+    when: "A browser request to /mcp came from a page on another site (its Origin is neither BASE_URL's nor loopback).",
+  },
   not_found: { status: 404, title: "Not found", when: "No such resource for this account (another account's resource answers the same)." },
   method_not_allowed: { status: 405, title: "Method not allowed", when: "The method is not allowed on this path." },
-  not_acceptable: { status: 406, title: "Not acceptable", when: "The Accept header names no media type this route answers with (MCP needs application/json and text/event-stream)." },
+  not_acceptable: {
+    status: 406,
+    title: "Not acceptable",
+    when: "The Accept header names no media type this route answers with (MCP needs application/json and text/event-stream).",
+  },
   conflict: { status: 409, title: "Conflict", when: "The state of the resource does not allow the request." },
-  cannot_revoke_current_key: { status: 409, title: "Cannot revoke the key in use", when: "The credential authenticating a revoke request (an API key, an agent token) names itself; an agent token can be rotated instead." },
-  no_numbers_available: { status: 409, title: "No numbers available", when: "The carrier has no number matching the request (country, type, area code); try another area code." },
-  number_unavailable: { status: 409, title: "Number unavailable", when: "The carrier no longer has the number: it was taken by someone else, or removed from the carrier account." },
-  number_in_use: { status: 409, title: "Number in use", when: "The phone number is already on the service, or was released from it (released numbers are never reused)." },
-  number_released: { status: 409, title: "Number released", when: "The number has been released; releasing is permanent, so it can be neither released again nor reassigned." },
-  number_not_in_service: { status: 409, title: "Number not in service", when: "A sandbox call or text was sent to a number that no agent answers (unassigned)." },
+  cannot_revoke_current_key: {
+    status: 409,
+    title: "Cannot revoke the key in use",
+    when: "The credential authenticating a revoke request (an API key, an agent token) names itself; an agent token can be rotated instead.",
+  },
+  no_numbers_available: {
+    status: 409,
+    title: "No numbers available",
+    when: "The carrier has no number matching the request (country, type, area code); try another area code.",
+  },
+  number_unavailable: {
+    status: 409,
+    title: "Number unavailable",
+    when: "The carrier no longer has the number: it was taken by someone else, or removed from the carrier account.",
+  },
+  number_in_use: {
+    status: 409,
+    title: "Number in use",
+    when: "The phone number is already on the service, or was released from it (released numbers are never reused).",
+  },
+  number_released: {
+    status: 409,
+    title: "Number released",
+    when: "The number has been released; releasing is permanent, so it can be neither released again nor reassigned.",
+  },
+  number_not_in_service: {
+    status: 409,
+    title: "Number not in service",
+    when: "A sandbox call or text was sent to a number that no agent answers (unassigned).",
+  },
   call_not_in_progress: { status: 409, title: "Call not in progress", when: "The far party tried to speak on a call that is not connected." },
-  turn_abandoned: { status: 409, title: "Turn abandoned", when: "A context push answers a turn whose call.utterance could not be delivered to the webhook and was given up." },
+  turn_abandoned: {
+    status: 409,
+    title: "Turn abandoned",
+    when: "A context push answers a turn whose call.utterance could not be delivered to the webhook and was given up.",
+  },
   turn_answered: { status: 409, title: "Turn already answered", when: "A context push answers a turn that an earlier final push already answered." },
   idempotency_conflict: { status: 409, title: "Idempotency key reused", when: "An Idempotency-Key was reused with a different request." },
   turn_stale: { status: 409, title: "Turn is stale", when: "A context push answers a turn that a newer caller utterance replaced." },
@@ -41,10 +105,22 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, title: "Payload too large", when: "The request body is larger than the service accepts." },
   unsupported_media_type: { status: 415, title: "Unsupported media type", when: "The request body is not JSON." },
   rate_limited: { status: 429, title: "Too many requests", when: "Too many requests; `Retry-After` says when to try again." },
-  limit_reached: { status: 429, title: "Limit reached", when: "The account (or client address) already holds as many of something as it may at once (sockets, long polls, agents, requests in flight); `limit` names which and `max` its size, as listed in /.well-known/service.json. Close or finish one, or retry after `Retry-After`." },
+  limit_reached: {
+    status: 429,
+    title: "Limit reached",
+    when: "The account (or client address) already holds as many of something as it may at once (sockets, long polls, agents, requests in flight); `limit` names which and `max` its size, as listed in /.well-known/service.json. Close or finish one, or retry after `Retry-After`.",
+  },
   internal_error: { status: 500, title: "Internal server error", when: "Something unexpected failed; the log has the detail under the request id." },
-  carrier_unavailable: { status: 502, title: "Carrier unavailable", when: "The telephone carrier (Twilio) could not be reached, failed, timed out or refused the service's credentials; nothing was charged or changed, so the request can be retried." },
-  service_unavailable: { status: 503, title: "Service unavailable", when: "A dependency (database, mail server, the AgentID identity provider) is unavailable right now." },
+  carrier_unavailable: {
+    status: 502,
+    title: "Carrier unavailable",
+    when: "The telephone carrier (Twilio) could not be reached, failed, timed out or refused the service's credentials; nothing was charged or changed, so the request can be retried.",
+  },
+  service_unavailable: {
+    status: 503,
+    title: "Service unavailable",
+    when: "A dependency (database, mail server, the AgentID identity provider) is unavailable right now.",
+  },
 } as const satisfies Record<string, { status: number; title: string; when: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -113,8 +189,17 @@ export function notFound(kind: string, id: string): AppError {
 
 // Node's codes for a peer that cannot be reached, and postgres.js's for a lost or unmade connection.
 const UNREACHABLE_CODES = new Set([
-  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN",
-  "CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  "CONNECT_TIMEOUT",
 ]);
 // SQLSTATEs that say "not now", not "never": connection exceptions (class 08), insufficient
 // resources (53), operator intervention such as a shutting-down server or a cancelled or timed-out

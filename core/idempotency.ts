@@ -13,14 +13,19 @@ export type IdempotencyStart = { kind: "new" } | { kind: "replay"; status: numbe
  * request is a 409; a key whose first request is still running is a 409 too (retry shortly).
  */
 export async function beginIdempotent(db: Database, scope: string, key: string, requestHash: string, now: Date): Promise<IdempotencyStart> {
-  await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), lt(idempotencyKeys.createdAt, new Date(now.getTime() - IDEMPOTENCY_TTL_MS))));
+  await db
+    .delete(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), lt(idempotencyKeys.createdAt, new Date(now.getTime() - IDEMPOTENCY_TTL_MS))));
   const [claimed] = await db
     .insert(idempotencyKeys)
     .values({ scope, key, requestHash, status: "in_progress", createdAt: now })
     .onConflictDoNothing()
     .returning({ key: idempotencyKeys.key });
   if (claimed) return { kind: "new" };
-  const [existing] = await db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+  const [existing] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
   if (!existing) return beginIdempotent(db, scope, key, requestHash, now);
   if (existing.requestHash !== requestHash) {
     throw new AppError("idempotency_conflict", `Idempotency-Key ${JSON.stringify(key)} was used for a different request. Use a new key for a new request.`);

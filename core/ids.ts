@@ -2,7 +2,24 @@ import { randomBytes } from "node:crypto";
 
 /** Every id prefix the service issues. */
 export const ID_PREFIXES = [
-  "acct", "key", "atk", "agt", "num", "call", "turn", "evt", "msg", "conv", "wh", "whd", "txn", "fb", "sess", "req", "pay", "conn",
+  "acct",
+  "key",
+  "atk",
+  "agt",
+  "num",
+  "call",
+  "turn",
+  "evt",
+  "msg",
+  "conv",
+  "wh",
+  "whd",
+  "txn",
+  "fb",
+  "sess",
+  "req",
+  "pay",
+  "conn",
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

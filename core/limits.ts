@@ -1,6 +1,6 @@
 import type { Limits } from "./config.js";
 import type { Core } from "./context.js";
-import { limitReached, type LimitName } from "./errors.js";
+import { type LimitName, limitReached } from "./errors.js";
 
 /** One ceiling: its setting, what it counts, and what a client meets beyond it (for /.well-known/service.json). */
 export interface LimitDescription {
@@ -93,6 +93,7 @@ export function accountCounter(core: Core, limit: "account_waits" | "account_req
 }
 
 const REFUSALS: Record<"account_waits" | "account_requests", (max: number) => string> = {
-  account_waits: (max) => `This account already has ${max} waits (wait_for_event) open at once, its limit (account_waits). Let one finish, or wait on fewer at a time.`,
+  account_waits: (max) =>
+    `This account already has ${max} waits (wait_for_event) open at once, its limit (account_waits). Let one finish, or wait on fewer at a time.`,
   account_requests: (max) => `This account already has ${max} requests in flight, its limit (account_requests). Wait for some to finish, then retry.`,
 };

@@ -30,7 +30,9 @@ export function streamDestination(stream: LogStream): { write(line: string): voi
         return;
       }
       if (dropped > 0) {
-        stream.write(`${JSON.stringify({ level: 40, time: new Date().toISOString(), service: "agentline", msg: `${dropped} log lines dropped: the log's reader was not keeping up` })}\n`);
+        stream.write(
+          `${JSON.stringify({ level: 40, time: new Date().toISOString(), service: "agentline", msg: `${dropped} log lines dropped: the log's reader was not keeping up` })}\n`,
+        );
         dropped = 0;
       }
       stream.write(line);

@@ -1,4 +1,4 @@
-import { pino, type DestinationStream, type Logger } from "pino";
+import { type DestinationStream, type Logger, pino } from "pino";
 import { streamDestination } from "./log-destination.js";
 import { currentRequestId } from "./request-scope.js";
 

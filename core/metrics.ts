@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "./db/database.js";
 import { executeRows } from "./db/database.js";
 
@@ -31,7 +31,10 @@ export function createMetrics(db: Database): Metrics {
     registers: [registry],
     async collect() {
       // Raw SQL: a grouped count, read at scrape time only.
-      const rows = await executeRows<{ route: string; pending: number | string }>(db, sql`select route, count(*) as pending from events where status = 'pending' group by route`);
+      const rows = await executeRows<{ route: string; pending: number | string }>(
+        db,
+        sql`select route, count(*) as pending from events where status = 'pending' group by route`,
+      );
       this.reset();
       for (const route of ["relay", "webhook", "mailbox"]) this.set({ route }, 0);
       for (const row of rows) this.set({ route: row.route }, Number(row.pending));
@@ -39,10 +42,27 @@ export function createMetrics(db: Database): Metrics {
   });
   return {
     registry,
-    turnLeg: new Histogram({ name: "agentline_turn_leg_seconds", help: "The service's own share of a live-turn leg: utterance (to the call.utterance hand-off) or push (to the speech hand-off).", labelNames: ["leg"], buckets: BUCKETS, registers: [registry] }),
-    httpRequest: new Histogram({ name: "agentline_http_request_duration_seconds", help: "API request durations by route.", labelNames: ["method", "route", "status"], buckets: BUCKETS, registers: [registry] }),
+    turnLeg: new Histogram({
+      name: "agentline_turn_leg_seconds",
+      help: "The service's own share of a live-turn leg: utterance (to the call.utterance hand-off) or push (to the speech hand-off).",
+      labelNames: ["leg"],
+      buckets: BUCKETS,
+      registers: [registry],
+    }),
+    httpRequest: new Histogram({
+      name: "agentline_http_request_duration_seconds",
+      help: "API request durations by route.",
+      labelNames: ["method", "route", "status"],
+      buckets: BUCKETS,
+      registers: [registry],
+    }),
     relaySockets: new Gauge({ name: "agentline_relay_sockets_open", help: "Relay sockets open in this process.", registers: [registry] }),
-    webhookDeliveries: new Counter({ name: "agentline_webhook_deliveries_total", help: "Webhook delivery attempts, by outcome (succeeded, failed).", labelNames: ["outcome"], registers: [registry] }),
+    webhookDeliveries: new Counter({
+      name: "agentline_webhook_deliveries_total",
+      help: "Webhook delivery attempts, by outcome (succeeded, failed).",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
   };
 }
 

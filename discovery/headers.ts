@@ -20,12 +20,18 @@ const headers = {
   "PAYMENT-RESPONSE": { description: "x402 v2 receipt of a settled payment, base64 JSON.", schema: { type: "string" } },
   "X-PAYMENT-RESPONSE": { description: "x402 v1 receipt of a settled X-PAYMENT, base64 JSON.", schema: { type: "string" } },
   "Payment-Receipt": { description: "MPP receipt of a settled payment.", schema: { type: "string" } },
-  "X-Payment-Test-Money": { description: "`true` when the payment was settled in PAYMENTS_MODE=local: nothing moved on a chain.", schema: { type: "string", enum: ["true"] } },
+  "X-Payment-Test-Money": {
+    description: "`true` when the payment was settled in PAYMENTS_MODE=local: nothing moved on a chain.",
+    schema: { type: "string", enum: ["true"] },
+  },
   "Idempotent-Replayed": {
     description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
     schema: { type: "string", enum: ["true"] },
   },
-  "Cache-Control": { description: "`no-store`: reading this consumed what it returned; no cache may keep or replay it.", schema: { type: "string", enum: ["no-store"] } },
+  "Cache-Control": {
+    description: "`no-store`: reading this consumed what it returned; no cache may keep or replay it.",
+    schema: { type: "string", enum: ["no-store"] },
+  },
 } satisfies Record<string, HeaderSpec>;
 
 export type ResponseHeaderName = keyof typeof headers;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { OAUTH_SCOPES } from "../core/oauth/scopes.js";
 import { WEBHOOK_MESSAGES } from "../core/webhooks/protocol2-schemas.js";
 import { RESPONSE_HEADERS, type ResponseHeaderName } from "./headers.js";
-import { takesIdempotencyKey, type AuthPolicy, type Operation, type ResponseSpec } from "./operation.js";
+import { type AuthPolicy, type Operation, type ResponseSpec, takesIdempotencyKey } from "./operation.js";
 import { Problem } from "./problem.js";
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
@@ -33,9 +33,15 @@ const SECURITY: Record<AuthPolicy, RouteConfig["security"]> = {
   mcp: [{ apiKey: [] }, { agentToken: [] }, { oauth: [] }],
 };
 
-const IdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).meta({
-  description: "Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment.",
-});
+const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/)
+  .meta({
+    description:
+      "Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment.",
+  });
 
 /** The statuses an operation's problems can have, from what it declares and what it implies. */
 export function problemStatuses(op: Operation): number[] {
@@ -61,7 +67,8 @@ function headersFor(op: Operation, status: number): Record<string, { $ref: strin
   if (status === 402) names.push("PAYMENT-REQUIRED", "WWW-Authenticate");
   if (status === 429 || status === 503) names.push("Retry-After");
   // A payment's receipt comes with what it bought, and with a refusal after it was settled.
-  if (op.price && (success || (status >= 400 && status < 500 && status !== 402))) names.push("PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE", "Payment-Receipt", "X-Payment-Test-Money");
+  if (op.price && (success || (status >= 400 && status < 500 && status !== 402)))
+    names.push("PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE", "Payment-Receipt", "X-Payment-Test-Money");
   if (takesIdempotencyKey(op) && status < 500 && status !== 429) names.push("Idempotent-Replayed");
   if (op.consumes && success) names.push("Cache-Control");
   return Object.fromEntries(names.map((name) => [name, ref(name)]));
@@ -130,7 +137,8 @@ export function buildOpenApiDocument(
   registry.registerComponent("securitySchemes", "agentToken", {
     type: "http",
     scheme: "bearer",
-    description: "An `agent_token` (`at_...`): a no-signup wallet's, from the top-up route, or one minted with POST /v1/auth/agent-tokens. Revocable; listed by GET /v1/auth/agent-tokens.",
+    description:
+      "An `agent_token` (`at_...`): a no-signup wallet's, from the top-up route, or one minted with POST /v1/auth/agent-tokens. Revocable; listed by GET /v1/auth/agent-tokens.",
   });
   registry.registerComponent("securitySchemes", "oauth", {
     type: "oauth2",
@@ -172,7 +180,8 @@ export function buildOpenApiDocument(
     info: {
       title: "agentline",
       version: info.version,
-      description: "A phone line for software agents: numbers, calls, live caller turns, texts, and events over a relay WebSocket, signed webhooks or a polling mailbox.",
+      description:
+        "A phone line for software agents: numbers, calls, live caller turns, texts, and events over a relay WebSocket, signed webhooks or a polling mailbox.",
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: info.baseUrl }],

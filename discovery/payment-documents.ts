@@ -17,7 +17,9 @@ export const AgentPaymentsDocument = z
     service: z.string(),
     protocols: z.array(z.object({ name: z.string(), description: z.string() }).catchall(z.unknown())),
     networks: z.array(z.object({ network: z.string(), chain_id: z.number().int() })),
-    assets: z.array(z.object({ network: z.string(), address: z.string(), name: z.string(), version: z.string(), decimals: z.number().int(), transfer: z.string() })),
+    assets: z.array(
+      z.object({ network: z.string(), address: z.string(), name: z.string(), version: z.string(), decimals: z.number().int(), transfer: z.string() }),
+    ),
     payee: z.string(),
     mode: z.string(),
     test_money: z.boolean(),
@@ -47,11 +49,14 @@ export function buildAgentPaymentsDocument(base: string, terms: PaymentSettings,
       { name: "x402", description: "x402 v2, exact scheme (EIP-3009). Challenge: PAYMENT-REQUIRED; credential: PAYMENT-SIGNATURE; receipt: PAYMENT-RESPONSE." },
       {
         name: "mpp",
-        description: "Machine Payments Protocol, method evm, intent charge. Challenge: WWW-Authenticate: Payment; credential: Authorization: Payment (Payment-Authorization when an API key is sent too); receipt: Payment-Receipt.",
+        description:
+          "Machine Payments Protocol, method evm, intent charge. Challenge: WWW-Authenticate: Payment; credential: Authorization: Payment (Payment-Authorization when an API key is sent too); receipt: Payment-Receipt.",
       },
     ],
     networks: [{ network: terms.network, chain_id: terms.chainId }],
-    assets: [{ network: terms.network, address: terms.asset, name: terms.assetName, version: terms.assetVersion, decimals: terms.decimals, transfer: "eip3009" }],
+    assets: [
+      { network: terms.network, address: terms.asset, name: terms.assetName, version: terms.assetVersion, decimals: terms.decimals, transfer: "eip3009" },
+    ],
     payee: terms.payee,
     mode: terms.mode,
     test_money: terms.testMoney,
@@ -76,7 +81,8 @@ export function buildAgentPaymentsDocument(base: string, terms: PaymentSettings,
       header: "Authorization",
       format: "Bearer at_...",
       obtain: `${base}/v1/billing/topup/x402/pay`,
-      description: "Present it on the /v1/x402 routes instead of paying each request; the balance must cover the request's price. A top-up paid with no credential mints a new one (shown once); earlier ones stay live until revoked (GET /v1/auth/agent-tokens lists them, DELETE revokes).",
+      description:
+        "Present it on the /v1/x402 routes instead of paying each request; the balance must cover the request's price. A top-up paid with no credential mints a new one (shown once); earlier ones stay live until revoked (GET /v1/auth/agent-tokens lists them, DELETE revokes).",
     },
     links: { openapi: `${base}/openapi.json`, x402: `${base}/.well-known/x402`, service: `${base}/.well-known/service.json` },
   };

@@ -31,10 +31,21 @@ export const Problem = z
     status: z.number().int(),
     detail: z.string().meta({ description: "What went wrong in this request, for a human." }),
     code: z.string().meta({ description: "A stable snake_case code to branch on.", example: "validation_error" }),
-    errors: z.array(FieldProblem).optional().meta({ description: "With 422: one entry per offending field, saying where it was (at most 20; field names cut to 64 characters)." }),
+    errors: z
+      .array(FieldProblem)
+      .optional()
+      .meta({ description: "With 422: one entry per offending field, saying where it was (at most 20; field names cut to 64 characters)." }),
     errors_omitted: z.number().int().optional().meta({ description: "With 422: how many more offending fields there were than `errors` lists." }),
-    max_depth: z.number().int().optional().meta({ description: "With 400 malformed_json for JSON over the limits: the deepest nesting of arrays and objects the service reads (64)." }),
-    max_containers: z.number().int().optional().meta({ description: "With 400 malformed_json for JSON over the limits: the most arrays and objects one JSON text may hold (10,000)." }),
+    max_depth: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "With 400 malformed_json for JSON over the limits: the deepest nesting of arrays and objects the service reads (64)." }),
+    max_containers: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "With 400 malformed_json for JSON over the limits: the most arrays and objects one JSON text may hold (10,000)." }),
     payment: PaymentNote.optional(),
     request_id: z.string().meta({ description: "Quote it when reporting a problem." }),
   })

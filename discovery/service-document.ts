@@ -33,7 +33,10 @@ export const ServiceDocument = z
     }),
     carrier: z.string(),
     limits: z
-      .object({ account_sockets: Limit, account_waits: Limit, account_agents: Limit, account_requests: Limit, ip_connections: Limit } satisfies Record<LimitName, typeof Limit>)
+      .object({ account_sockets: Limit, account_waits: Limit, account_agents: Limit, account_requests: Limit, ip_connections: Limit } satisfies Record<
+        LimitName,
+        typeof Limit
+      >)
       .meta({ description: "What one account (or client address) may hold at once; a refusal names the limit (429 limit_reached, `limit` and `max`)" }),
   })
   .meta({ id: "ServiceDocument" });
@@ -95,7 +98,11 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
         obtain: baseUrl + "/v1/billing/topup/x402/pay",
       },
       { type: "x402", description: "Pay per request on the /v1/x402 routes with an x402 v2 PAYMENT-SIGNATURE.", discovery: baseUrl + "/.well-known/x402" },
-      { type: "mpp", description: "Pay per request on the /v1/x402 routes with MPP (Authorization: Payment).", discovery: baseUrl + "/.well-known/agent-payments.json" },
+      {
+        type: "mpp",
+        description: "Pay per request on the /v1/x402 routes with MPP (Authorization: Payment).",
+        discovery: baseUrl + "/.well-known/agent-payments.json",
+      },
     );
   }
   if (features.agentIdEnabled) {
@@ -133,6 +140,9 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
 
 /** Each limit with its value in this deployment and what happens beyond it. */
 function limitsDocument(limits: Limits): ServiceDocument["limits"] {
-  const entries = Object.entries(LIMITS).map(([name, limit]) => [name, { max: limits[limit.setting], counts: limit.counts, beyond: limit.beyond, setting: limit.env }]);
+  const entries = Object.entries(LIMITS).map(([name, limit]) => [
+    name,
+    { max: limits[limit.setting], counts: limit.counts, beyond: limit.beyond, setting: limit.env },
+  ]);
   return Object.fromEntries(entries) as ServiceDocument["limits"];
 }

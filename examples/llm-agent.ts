@@ -2,7 +2,7 @@
 // LLM_BASE_URL (default https://api.openai.com/v1), LLM_API_KEY, LLM_MODEL (default gpt-4o-mini);
 // AGENTLINE_* and AGENT_ID as for the scripted agent. The answer is streamed: each finished
 // sentence but the last is spoken at once as an interim line, the last one ends the turn.
-import { Agentline, onTurn, unwrap, type Turn } from "@agentline/sdk";
+import { Agentline, onTurn, type Turn, unwrap } from "@agentline/sdk";
 
 const LLM_BASE_URL = (process.env.LLM_BASE_URL ?? "https://api.openai.com/v1").replace(/\/+$/, "");
 const LLM_MODEL = process.env.LLM_MODEL ?? "gpt-4o-mini";

@@ -1,7 +1,7 @@
 // An agent that answers its calls from a script: `npm run example:scripted`.
 // Uses AGENTLINE_API_KEY and AGENTLINE_BASE_URL, else the key `npx agentline login` saved.
 // AGENT_ID picks the agent; without it, a new agent with a sandbox number is made.
-import { Agentline, onTurn, unwrap, type TurnAnswer } from "@agentline/sdk";
+import { Agentline, onTurn, type TurnAnswer, unwrap } from "@agentline/sdk";
 
 const SCRIPT: Array<[RegExp, TurnAnswer]> = [
   [/sourdough|bread|loaf/i, "We do! Two sourdough loaves are left. Shall I keep one for you?"],

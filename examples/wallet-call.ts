@@ -3,10 +3,11 @@
 // WALLET_PRIVATE_KEY the wallet (default: a new one; the sandbox's local payments need no funds);
 // SPEND_CAP_USD the most one payment may cost (default 5); TOPUP_USD the top-up (default: the
 // cap); TO_NUMBER whom to call.
+
+import { Agentline, unwrap } from "@agentline/sdk";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { Agentline, unwrap } from "@agentline/sdk";
 
 const base = (process.env.AGENTLINE_BASE_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
 const wallet = privateKeyToAccount((process.env.WALLET_PRIVATE_KEY as `0x${string}` | undefined) ?? generatePrivateKey());

@@ -3,7 +3,7 @@
 // without it, AGENT_ID is given a webhook pointing here (PUBLIC_URL, default
 // http://127.0.0.1:PORT; a loopback URL needs ALLOW_PRIVATE_WEBHOOKS=1 on the service).
 import { createServer } from "node:http";
-import { Agentline, answerTurn, SeenEvents, unwrap, verifyWebhook, type AgentlineEvent } from "@agentline/sdk";
+import { Agentline, type AgentlineEvent, answerTurn, SeenEvents, unwrap, verifyWebhook } from "@agentline/sdk";
 
 const port = Number(process.env.PORT ?? 3000);
 let secret = process.env.WEBHOOK_SECRET;

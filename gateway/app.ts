@@ -19,7 +19,11 @@ export function createApp(core: Core, routes: Route[]): Express {
   // One layer of express's router, not three: each layer it walks parses the URL again and
   // matches it, a cost every request paid (docs/decisions/0063-http-fast-path.md).
   const serveRoutes = routeHandler(routes, core);
-  app.use(Object.assign(inSequence([requestContext(core.logger, core.metrics), requestDeadline(core.config.requestDeadlineMs, core.logger), serveRoutes]), { groups: serveRoutes.groups }));
+  app.use(
+    Object.assign(inSequence([requestContext(core.logger, core.metrics), requestDeadline(core.config.requestDeadlineMs, core.logger), serveRoutes]), {
+      groups: serveRoutes.groups,
+    }),
+  );
   app.use(carrierWebhooks(core));
   // The OAuth authorization server for /mcp: its endpoints, metadata and sign-in pages.
   app.use(oauthServer(core));

@@ -2,7 +2,15 @@ import type { Logger } from "../core/logger.js";
 
 // Node's codes for a peer that went away mid-conversation, and its stream codes for writing to
 // one that did.
-const CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "ETIMEDOUT", "ERR_STREAM_DESTROYED", "ERR_STREAM_WRITE_AFTER_END", "ERR_STREAM_PREMATURE_CLOSE"]);
+const CONNECTION_CODES = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ERR_STREAM_PREMATURE_CLOSE",
+]);
 
 /**
  * Whether an error concerns one client connection only: a socket error, a WebSocket protocol

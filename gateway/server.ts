@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../core/config.js";
 import type { Core } from "../core/context.js";
-import { createCore, type CreateCoreOptions } from "../core/create-core.js";
+import { type CreateCoreOptions, createCore } from "../core/create-core.js";
 import { createApp } from "./app.js";
 import { capConnectionsPerAddress } from "./connection-cap.js";
 import { assertPortFree } from "./port-check.js";

@@ -57,7 +57,10 @@ export class Contract {
     this.seen.add(`${method.toUpperCase()} ${match.template}`);
     const responses = this.document.paths[match.template]![m]!.responses;
     const key = String(status) in responses ? String(status) : status >= 500 && "default" in responses ? "default" : undefined;
-    if (!key) throw new Error(`${method} ${match.template} answered ${status}, which /openapi.json does not document (documented: ${Object.keys(responses).join(", ")})`);
+    if (!key)
+      throw new Error(
+        `${method} ${match.template} answered ${status}, which /openapi.json does not document (documented: ${Object.keys(responses).join(", ")})`,
+      );
     const content = responses[key]!.content;
     if (!content) return;
     const mediaType = (contentType ?? "").split(";")[0]!.trim();

@@ -9,7 +9,9 @@ import WebSocket from "ws";
  */
 export function requestFlood(url: string, apiKey: string, connections: number, seconds: number): Promise<Record<string, number>> {
   const bin = join(import.meta.dirname, "..", "node_modules", "autocannon", "autocannon.js");
-  const child = spawn(process.execPath, [bin, "-j", "-c", String(connections), "-d", String(seconds), "-H", `authorization=Bearer ${apiKey}`, url], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(process.execPath, [bin, "-j", "-c", String(connections), "-d", String(seconds), "-H", `authorization=Bearer ${apiKey}`, url], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   return new Promise((resolve, reject) =>
@@ -36,7 +38,9 @@ export function socketFlood(baseUrl: string, apiKey: string, agentIds: string[])
     agentIds.map(
       (agentId) =>
         new Promise<void>((resolve) => {
-          const socket = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/events/ws?agent_id=${agentId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+          const socket = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/events/ws?agent_id=${agentId}`, {
+            headers: { authorization: `Bearer ${apiKey}` },
+          });
           sockets.push(socket);
           socket.once("open", () => (opened++, resolve()));
           socket.once("unexpected-response", () => (refused++, resolve()));

@@ -44,7 +44,8 @@ export class FrameSocket {
     for (;;) {
       const found = check();
       if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error(`${describe()} within ${ms} ms${this.error ? ` (socket error: ${this.error.message})` : ""}; got ${JSON.stringify(this.frames)}`);
+      if (Date.now() > deadline)
+        throw new Error(`${describe()} within ${ms} ms${this.error ? ` (socket error: ${this.error.message})` : ""}; got ${JSON.stringify(this.frames)}`);
       // Woken by the next frame, or after 50 ms to look at the deadline; the timer goes with the
       // wake (a benchmark waits thousands of times a second, and stray timers were its CPU).
       await new Promise<void>((resolve) => {
@@ -59,7 +60,11 @@ export class FrameSocket {
 
   /** The first frame (from `from` on) matching predicate, waiting up to `ms`. */
   next(predicate: (frame: Frame) => boolean, ms = 5_000, from = 0): Promise<Frame> {
-    return this.waitUntil(() => this.frames.slice(from).find(predicate), ms, () => "no matching frame");
+    return this.waitUntil(
+      () => this.frames.slice(from).find(predicate),
+      ms,
+      () => "no matching frame",
+    );
   }
 
   close(): Promise<{ code: number; reason: string }> {

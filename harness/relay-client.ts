@@ -1,4 +1,4 @@
-import { FrameSocket, openSocket, type Frame } from "./frame-socket.js";
+import { type Frame, FrameSocket, openSocket } from "./frame-socket.js";
 
 /** A real WebSocket client on the relay, as an agent runtime would hold it. */
 export class RelayClient extends FrameSocket {

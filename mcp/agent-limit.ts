@@ -65,7 +65,10 @@ export async function confineToAgent(tool: Tool, context: ToolContext & { agentI
   const { core, accountId, agentId } = context;
   const rule = AGENT_LIMIT_RULES[tool.name] ?? "account";
   if (rule === "account") {
-    throw new AppError("forbidden", `This connection is limited to the agent ${agentId}, and ${tool.name} acts on the whole account. Use an API key, or connect again for the whole account.`);
+    throw new AppError(
+      "forbidden",
+      `This connection is limited to the agent ${agentId}, and ${tool.name} acts on the whole account. Use an API key, or connect again for the whole account.`,
+    );
   }
   if (rule === "open") return () => tool.run(context, args);
   if (rule === "only_agent") {
@@ -77,7 +80,8 @@ export async function confineToAgent(tool: Tool, context: ToolContext & { agentI
   const takesAgent = tool.input.some((part) => "agent_id" in part.shape);
   if (typeof args.agent_id === "string" && args.agent_id !== agentId) throw notFound("agent", args.agent_id);
   if (typeof args.call_id === "string" && (await loadCall(core.db, accountId, args.call_id)).agentId !== agentId) throw notFound("call", args.call_id);
-  if (typeof args.number_id === "string" && (await loadNumber(core.db, accountId, args.number_id)).agentId !== agentId) throw notFound("number", args.number_id);
+  if (typeof args.number_id === "string" && (await loadNumber(core.db, accountId, args.number_id)).agentId !== agentId)
+    throw notFound("number", args.number_id);
   if (rule === "inbound" && typeof args.to_number === "string" && (await agentAnswering(core.db, accountId, args.to_number)) !== agentId) {
     throw notFound("active number", args.to_number);
   }

@@ -1,12 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { AppError, ERROR_CODES, quoted, type ErrorCode } from "../core/errors.js";
-import { MAX_LISTED_ERRORS } from "../core/schemas/validation.js";
+import { AppError, ERROR_CODES, type ErrorCode, quoted } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { MAX_LISTED_ERRORS } from "../core/schemas/validation.js";
 
 const TOP_UP =
   "Add money, then try again: get_balance shows the balance and the prices. A wallet tops up by paying GET or POST /v1/billing/topup/x402/pay?amount=5 " +
   "(x402 or MPP); an account can pay the same route with its API key.";
-const NEXT_UTTERANCE = "wait_for_event with the call_id and event_types [\"call.utterance\"] returns the caller's newest turn; answer its turn_id.";
+const NEXT_UTTERANCE = 'wait_for_event with the call_id and event_types ["call.utterance"] returns the caller\'s newest turn; answer its turn_id.';
 const TRY_LATER = "Try again in a few seconds; if it keeps failing, report it with send_feedback, quoting the request id.";
 
 /** What to do next after each error, in the words a model acts on. Every code has one. */
@@ -45,12 +45,13 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   turn_stale: `Discard this answer: the caller has spoken again since. ${NEXT_UTTERANCE}`,
   turn_cancelled: `Discard this answer: the caller interrupted it. ${NEXT_UTTERANCE}`,
   call_ended:
-    "Stop working on this call. get_transcript shows what was said; wait_for_event with event_types [\"call.completed\"] gives how it ended and what it cost.",
+    'Stop working on this call. get_transcript shows what was said; wait_for_event with event_types ["call.completed"] gives how it ended and what it cost.',
   gone: "It no longer exists; list again for what does.",
   payload_too_large: "Send less: shorten the text or the metadata.",
   unsupported_media_type: "Send the arguments as a JSON object.",
   rate_limited: (error) => `Wait ${String(error.extra.retry_after ?? error.headers["Retry-After"] ?? "a few")} seconds, then try again.`,
-  limit_reached: (error) => `This account already holds as many ${String(error.extra.limit ?? "of these")} as it may at once (${String(error.extra.max ?? "")}): finish or close one, then try again.`,
+  limit_reached: (error) =>
+    `This account already holds as many ${String(error.extra.limit ?? "of these")} as it may at once (${String(error.extra.max ?? "")}): finish or close one, then try again.`,
   internal_error: TRY_LATER,
   carrier_unavailable: "The telephone carrier did not answer; nothing was charged or changed. Try the same call again in a minute.",
   service_unavailable: TRY_LATER,
@@ -76,5 +77,8 @@ export function toolError(error: unknown, tool: string, logger: Logger, requestI
 
 /** A tool call's answer once the connection's credential has been revoked: nothing more is done with it. */
 export function revokedCredential(): AppError {
-  return new AppError("unauthorized", "The API key or agent_token of this connection was revoked (for an OAuth client: its connection was ended); nothing more is done or answered with it.");
+  return new AppError(
+    "unauthorized",
+    "The API key or agent_token of this connection was revoked (for an OAuth client: its connection was ended); nothing more is done or answered with it.",
+  );
 }

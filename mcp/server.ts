@@ -1,6 +1,14 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ToolListing } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool as ToolListing,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { watchCredential } from "../core/auth/revocation.js";
 import { CARRIERS } from "../core/carrier/carriers.js";
 import type { Config } from "../core/config.js";
 import type { Core } from "../core/context.js";
@@ -8,7 +16,6 @@ import { AppError, type FieldError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../core/schemas/validation.js";
-import { watchCredential } from "../core/auth/revocation.js";
 import { confineToAgent } from "./agent-limit.js";
 import { revokedCredential, toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
@@ -82,7 +89,13 @@ export function createMcpServer(core: Core, principal: McpPrincipal): Server {
       const tool = byName.get(request.params.name);
       // The spec's error handling: an unknown tool is a protocol error (invalid params), not a tool result.
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools/list shows every tool.`);
-      const context = { core, accountId: principal.accountId, agentId: principal.agentId ?? null, signal: AbortSignal.any([extra.signal, revoked.signal]), revoked: revoked.signal };
+      const context = {
+        core,
+        accountId: principal.accountId,
+        agentId: principal.agentId ?? null,
+        signal: AbortSignal.any([extra.signal, revoked.signal]),
+        revoked: revoked.signal,
+      };
       return callTool(tool, context, request.params.arguments ?? {}, requestId);
     });
   });
@@ -101,7 +114,10 @@ async function callTool(tool: Tool, context: ToolContext, args: Record<string, u
     context.core.logger.info({ tool: tool.name, account_id: context.accountId, ms: Math.round(performance.now() - started) }, "tool call");
     return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (error) {
-    context.core.logger.info({ tool: tool.name, account_id: context.accountId, error: error instanceof AppError ? error.code : "internal_error" }, "tool call failed");
+    context.core.logger.info(
+      { tool: tool.name, account_id: context.accountId, error: error instanceof AppError ? error.code : "internal_error" },
+      "tool call failed",
+    );
     return toolError(error, tool.name, context.core.logger, requestId);
   }
 }
@@ -147,7 +163,7 @@ function listing(tool: Tool): ToolListing {
         title: tool.title,
         readOnlyHint: tool.hints.readOnly ?? false,
         destructiveHint: tool.hints.destructive ?? false,
-        idempotentHint: !!(tool.hints.readOnly || tool.hints.idempotent ),
+        idempotentHint: !!(tool.hints.readOnly || tool.hints.idempotent),
         openWorldHint: tool.hints.openWorld ?? false,
       },
       // MCP has no standard hint for spending; this one is ours (also said in the description).

@@ -40,9 +40,16 @@ export function localBackend(): SettlementBackend {
 export function chainBackend(core: Core, settings: PaymentSettings): SettlementBackend {
   const { rpcUrl, relayerPrivateKey } = core.config.payments;
   const account = privateKeyToAccount(relayerPrivateKey!);
-  const chain = defineChain({ id: settings.chainId, name: settings.network, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl!] } } });
+  const chain = defineChain({
+    id: settings.chainId,
+    name: settings.network,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl!] } },
+  });
   const client = createWalletClient({ account, chain, transport: http(rpcUrl) }).extend(publicActions);
-  const scheme = new ExactEvmScheme(toFacilitatorEvmSigner({ ...(client as object), address: account.address } as Parameters<typeof toFacilitatorEvmSigner>[0]));
+  const scheme = new ExactEvmScheme(
+    toFacilitatorEvmSigner({ ...(client as object), address: account.address } as Parameters<typeof toFacilitatorEvmSigner>[0]),
+  );
   let queue: Promise<unknown> = Promise.resolve();
   return {
     verify: (payload, requirements) => scheme.verify(payload, requirements),

@@ -87,7 +87,8 @@ async function credentialProblem(name: string, encoded: string, x402: boolean): 
   // x402 nests the authorization in the payload; MPP's payload is the authorization.
   const authorization = x402 ? payload.authorization : payload;
   const numbers = authorization as Partial<Record<string, unknown>>;
-  const fits = isEip3009Authorization(authorization) && [numbers.value, numbers.validAfter, numbers.validBefore].every((v) => BigInt(v as string) < UINT256_END);
+  const fits =
+    isEip3009Authorization(authorization) && [numbers.value, numbers.validAfter, numbers.validBefore].every((v) => BigInt(v as string) < UINT256_END);
   if (!fits) return `${name} does not hold an EIP-3009 authorization (from, to, value, validAfter, validBefore, nonce)`;
   return unusableSignature(payload.signature);
 }

@@ -1,15 +1,15 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { Mppx } from "mppx/server";
 import { charge } from "mppx/evm/server";
+import { Mppx } from "mppx/server";
 import { getAddress } from "viem";
 import { formatMicros } from "../core/billing/money.js";
 import type { Core } from "../core/context.js";
-import { settlementBackend, type SettlementBackend } from "./backends.js";
+import { type SettlementBackend, settlementBackend } from "./backends.js";
 import { malformedCredential } from "./credential-check.js";
-import { paymentSettings, type PaymentSettings } from "./settings.js";
-import { claimSignature, markSettled, releaseClaim, type PaidRequest, type Settlement } from "./settlements.js";
-import { checkV1Payment, v1Receipt, v1Requirements, type V1Requirements } from "./x402-v1.js";
+import { type PaymentSettings, paymentSettings } from "./settings.js";
+import { claimSignature, markSettled, type PaidRequest, releaseClaim, type Settlement } from "./settlements.js";
+import { checkV1Payment, type V1Requirements, v1Receipt, v1Requirements } from "./x402-v1.js";
 
 /** What one request's payment came to, filled in while mppx verifies and settles it. */
 interface PaymentScope extends PaidRequest {
@@ -74,7 +74,14 @@ export class PaymentEngine {
   private guard(backend: SettlementBackend): SettlementBackend {
     const signatureOf = (payload: PaymentPayload, requirements: PaymentRequirements) => {
       const auth = (payload.payload as { authorization: { from: string; nonce: string; to: string; value: string } }).authorization;
-      return { network: requirements.network, asset: getAddress(requirements.asset), payer: getAddress(auth.from), nonce: auth.nonce.toLowerCase(), payee: getAddress(auth.to), amountMicros: Number(auth.value) };
+      return {
+        network: requirements.network,
+        asset: getAddress(requirements.asset),
+        payer: getAddress(auth.from),
+        nonce: auth.nonce.toLowerCase(),
+        payee: getAddress(auth.to),
+        amountMicros: Number(auth.value),
+      };
     };
     return {
       verify: (payload, requirements) => backend.verify(payload, requirements),
@@ -96,7 +103,12 @@ export class PaymentEngine {
             return settled;
           }
           await markSettled(this.core, claim.settlementId, settled.transaction);
-          request.settled = { settlementId: claim.settlementId, payer: signature.payer as `0x${string}`, amountMicros: signature.amountMicros, reference: settled.transaction };
+          request.settled = {
+            settlementId: claim.settlementId,
+            payer: signature.payer as `0x${string}`,
+            amountMicros: signature.amountMicros,
+            reference: settled.transaction,
+          };
           return settled;
         } catch (error) {
           await releaseClaim(this.core, claim.settlementId);
@@ -125,7 +137,11 @@ export class PaymentEngine {
     if (result.status === 402) {
       const challenge = result.challenge;
       const problem = challenge.headers.get("content-type")?.includes("json") ? ((await challenge.json().catch(() => ({}))) as { detail?: string }) : {};
-      return { kind: "challenge", headers: challenge.headers, reason: context.refusal ?? (problem.detail && !/^Payment is required/.test(problem.detail) ? problem.detail : undefined) };
+      return {
+        kind: "challenge",
+        headers: challenge.headers,
+        reason: context.refusal ?? (problem.detail && !/^Payment is required/.test(problem.detail) ? problem.detail : undefined),
+      };
     }
     const settled = context.settled!;
     const receipt = result.withReceipt(new Response(null, { status: 200 }));
@@ -161,13 +177,21 @@ export class PaymentEngine {
    * for a retry and the credit to the payer's account are the same. A refusal answers with the
    * usual challenges (and the v1 one in the body).
    */
-  private async collectV1(request: Request, header: string, amountMicros: number, paid: PaidRequest & { description: string; besideAuth: boolean }): Promise<Collection> {
+  private async collectV1(
+    request: Request,
+    header: string,
+    amountMicros: number,
+    paid: PaidRequest & { description: string; besideAuth: boolean },
+  ): Promise<Collection> {
     const refuse = (reason: string) => this.challengeInstead(request, "x-payment", reason, amountMicros, paid);
     const [requirements] = this.v1Accepts(amountMicros, request.url, paid.description);
-    if (!requirements) return refuse(`x402 v1 (X-PAYMENT) is accepted on Base only; this service is paid on ${this.settings.network}: pay with x402 v2 (PAYMENT-SIGNATURE)`);
+    if (!requirements)
+      return refuse(`x402 v1 (X-PAYMENT) is accepted on Base only; this service is paid on ${this.settings.network}: pay with x402 v2 (PAYMENT-SIGNATURE)`);
     const checked = await checkV1Payment(header, requirements, this.settings, Math.floor(this.core.now().getTime() / 1000));
     if (typeof checked === "string") return refuse(checked);
-    const verified = await this.backend.verify(checked.payload, checked.requirements).catch(() => ({ isValid: false, invalidReason: "the payment could not be verified" }));
+    const verified = await this.backend
+      .verify(checked.payload, checked.requirements)
+      .catch(() => ({ isValid: false, invalidReason: "the payment could not be verified" }));
     if (!verified.isValid) return refuse(verified.invalidReason ?? "the payment was not accepted");
     const context: PaymentScope = { scope: paid.scope, requestHash: paid.requestHash };
     const settled = await this.scope.run(context, () => this.backend.settle(checked.payload, checked.requirements));

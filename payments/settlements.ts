@@ -62,7 +62,10 @@ export async function claimSignature(core: Core, signature: Signature, request: 
 }
 
 export async function markSettled(core: Core, settlementId: string, reference: string): Promise<void> {
-  await core.db.update(paymentSettlements).set({ status: "settled", reference, updatedAt: core.now() }).where(eq(paymentSettlements.settlementId, settlementId));
+  await core.db
+    .update(paymentSettlements)
+    .set({ status: "settled", reference, updatedAt: core.now() })
+    .where(eq(paymentSettlements.settlementId, settlementId));
 }
 
 /** Settlement failed: the signature was not spent, so it may be presented again. */
@@ -91,5 +94,8 @@ export async function creditSettlement(tx: Transaction, settlementId: string, ac
 
 /** Remembers the answer a paid request got, for retries with the same payment. */
 export async function storeAnswer(core: Core, settlementId: string, status: number, body: unknown): Promise<void> {
-  await core.db.update(paymentSettlements).set({ responseStatus: status, responseBody: body ?? null, updatedAt: core.now() }).where(eq(paymentSettlements.settlementId, settlementId));
+  await core.db
+    .update(paymentSettlements)
+    .set({ responseStatus: status, responseBody: body ?? null, updatedAt: core.now() })
+    .where(eq(paymentSettlements.settlementId, settlementId));
 }

@@ -121,7 +121,12 @@ export async function checkV1Payment(
     extra: { name: settings.assetName, version: settings.assetVersion },
   };
   return {
-    payload: { x402Version: 2, resource: { url: requirements.resource, description: requirements.description, mimeType: requirements.mimeType }, accepted, payload: { signature, authorization } },
+    payload: {
+      x402Version: 2,
+      resource: { url: requirements.resource, description: requirements.description, mimeType: requirements.mimeType },
+      accepted,
+      payload: { signature, authorization },
+    },
     requirements: accepted,
   };
 }

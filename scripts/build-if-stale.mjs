@@ -2,10 +2,11 @@
 // `npm run admin`, `npm run bench`) does not spend seconds recompiling an unchanged tree, while a
 // fresh clone (no dist/) or an edited file still gets its build. Plain Node and the TypeScript compiler the build uses anyway.
 // The build's output goes to stderr: stdout belongs to the command that follows.
-import ts from "typescript";
+
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import ts from "typescript";
 
 const STAMP = join("dist", ".build-stamp");
 // What the build reads besides the sources: a change to any of them calls for a new build too.

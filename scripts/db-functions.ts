@@ -72,7 +72,14 @@ export function lastDefinition(name: string, migrations: Migration[]): { tag: st
 
 /** Every function the migrations create. */
 export function functionsInMigrations(migrations: Migration[]): Set<string> {
-  return new Set(migrations.flatMap((m) => m.text.split(BREAKPOINT).map(definedFunction).filter((name) => name !== undefined)));
+  return new Set(
+    migrations.flatMap((m) =>
+      m.text
+        .split(BREAKPOINT)
+        .map(definedFunction)
+        .filter((name) => name !== undefined),
+    ),
+  );
 }
 
 /** The function's body as pg_proc.prosrc holds it: the text between its `$$` quotes. */

@@ -8,7 +8,14 @@ import { dirname, join, relative } from "node:path";
 
 const DIR = join("reports", "mutation");
 const named = process.argv.slice(2);
-const reports = named.length > 0 ? named : existsSync(DIR) ? readdirSync(DIR).filter((f) => f.endsWith(".json") && !f.endsWith("-incremental.json")).map((f) => join(DIR, f)) : [];
+const reports =
+  named.length > 0
+    ? named
+    : existsSync(DIR)
+      ? readdirSync(DIR)
+          .filter((f) => f.endsWith(".json") && !f.endsWith("-incremental.json"))
+          .map((f) => join(DIR, f))
+      : [];
 if (reports.length === 0) {
   console.error("No mutation reports: run npm run mutate first.");
   process.exit(1);
@@ -32,7 +39,11 @@ for (const [path, mutants] of [...byFile].sort(([a], [b]) => a.localeCompare(b))
     if (DETECTED.has(mutant.status)) tally.detected++;
     else if (UNDETECTED.has(mutant.status)) {
       tally.undetected++;
-      undetected.push(`${path}:${mutant.location.start.line}:${mutant.location.start.column} ${mutant.status} ${mutant.mutatorName}: ${String(mutant.replacement ?? "").replace(/\s+/g, " ").slice(0, 100)}`);
+      undetected.push(
+        `${path}:${mutant.location.start.line}:${mutant.location.start.column} ${mutant.status} ${mutant.mutatorName}: ${String(mutant.replacement ?? "")
+          .replace(/\s+/g, " ")
+          .slice(0, 100)}`,
+      );
     }
   }
   folders.set(folder, tally);

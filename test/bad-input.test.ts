@@ -87,16 +87,23 @@ describe("malformed requests", () => {
 
 // Property: whatever a client sends to these routes, the answer is never a 5xx. Strings are drawn
 // from all of UTF-16, lone surrogates and NUL included: the database cannot store those.
-const unit = fc.oneof({ weight: 1, arbitrary: fc.constantFrom("\u0000", "\ud800", "\udfff") }, { weight: 12, arbitrary: fc.string({ unit: "binary", minLength: 1, maxLength: 1 }) });
+const unit = fc.oneof(
+  { weight: 1, arbitrary: fc.constantFrom("\u0000", "\ud800", "\udfff") },
+  { weight: 12, arbitrary: fc.string({ unit: "binary", minLength: 1, maxLength: 1 }) },
+);
 const anyString = fc.string({ unit });
 const anyValue = fc.jsonValue({ maxDepth: 3, stringUnit: unit });
-const agentish = fc.record(
-  { name: anyValue, description: anyValue, owner_number: anyValue, voice_id: anyValue, metadata: anyValue },
+const agentish = fc.record({ name: anyValue, description: anyValue, owner_number: anyValue, voice_id: anyValue, metadata: anyValue }, { requiredKeys: [] });
+const authish = fc.record(
+  { email: fc.oneof(fc.emailAddress(), anyValue), otp: fc.oneof(fc.stringMatching(/^\d{6}$/), anyValue), name: anyValue },
   { requiredKeys: [] },
 );
-const authish = fc.record({ email: fc.oneof(fc.emailAddress(), anyValue), otp: fc.oneof(fc.stringMatching(/^\d{6}$/), anyValue), name: anyValue }, { requiredKeys: [] });
 const body = fc.oneof(anyValue, agentish, authish, fc.dictionary(fc.string(), anyValue));
-const rawBody = fc.oneof(anyString, anyString.map((s) => `{"name":${s}}`), body.map((b) => JSON.stringify(b)));
+const rawBody = fc.oneof(
+  anyString,
+  anyString.map((s) => `{"name":${s}}`),
+  body.map((b) => JSON.stringify(b)),
+);
 const queryValue = fc.oneof(anyString, fc.integer().map(String), fc.double().map(String));
 
 describe("never a 5xx (property)", () => {
@@ -143,16 +150,20 @@ describe("never a 5xx (property)", () => {
 
   it("for any query and path values on the read routes", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.constantFrom("limit", "offset", "x"), queryValue), fc.string({ minLength: 1, unit: "binary" }).filter((s) => s !== "." && s !== ".."), async (query, id) => {
-        const list = await api.get("/v1/agents", { query });
-        expect(list.status).toBeLessThan(500);
-        const keys = await api.get("/v1/auth/keys", { query });
-        expect(keys.status).toBeLessThan(500);
-        const one = await api.get(`/v1/agents/${encodeURIComponent(id)}`);
-        expect(one.status).toBe(404);
-        const del = await api.delete(`/v1/auth/keys/${encodeURIComponent(id)}`);
-        expect(del.status).toBeLessThan(500);
-      }),
+      fc.asyncProperty(
+        fc.dictionary(fc.constantFrom("limit", "offset", "x"), queryValue),
+        fc.string({ minLength: 1, unit: "binary" }).filter((s) => s !== "." && s !== ".."),
+        async (query, id) => {
+          const list = await api.get("/v1/agents", { query });
+          expect(list.status).toBeLessThan(500);
+          const keys = await api.get("/v1/auth/keys", { query });
+          expect(keys.status).toBeLessThan(500);
+          const one = await api.get(`/v1/agents/${encodeURIComponent(id)}`);
+          expect(one.status).toBe(404);
+          const del = await api.delete(`/v1/auth/keys/${encodeURIComponent(id)}`);
+          expect(del.status).toBeLessThan(500);
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -1,7 +1,7 @@
-import { Writable } from "node:stream";
 import type { AddressInfo } from "node:net";
-import type { Router } from "express";
+import { Writable } from "node:stream";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import type { Router } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
@@ -29,7 +29,8 @@ function mountedRoutes(router: Router): string[] {
       if (layer.route) {
         for (const method of Object.keys(layer.route.methods)) found.push(`${method.toUpperCase()} ${layer.route.path.replace(/:(\w+)/g, "{$1}")}`);
       } else if (layer.handle?.stack) walk(layer.handle.stack);
-      else if (layer.handle?.groups) for (const group of layer.handle.groups.values()) for (const { method, route } of group) found.push(`${method} ${route.path}`);
+      else if (layer.handle?.groups)
+        for (const group of layer.handle.groups.values()) for (const { method, route } of group) found.push(`${method} ${route.path}`);
     }
   };
   walk((router as any).stack);
@@ -79,7 +80,16 @@ describe("/openapi.json", () => {
 
   it("rejects a response that does not match it (the checker every test uses can fail)", async () => {
     const contract = await Contract.load(service.baseUrl);
-    const agent = { agent_id: "agt_1", name: "n", description: null, owner_number: null, voice_id: null, metadata: {}, created_at: "2026-01-01T00:00:00.000Z", updated_at: "2026-01-01T00:00:00.000Z" };
+    const agent = {
+      agent_id: "agt_1",
+      name: "n",
+      description: null,
+      owner_number: null,
+      voice_id: null,
+      metadata: {},
+      created_at: "2026-01-01T00:00:00.000Z",
+      updated_at: "2026-01-01T00:00:00.000Z",
+    };
     expect(() => contract.check("GET", "/v1/agents/agt_1", 200, "application/json", agent)).not.toThrow();
     expect(() => contract.check("GET", "/v1/agents/agt_1", 200, "application/json", { ...agent, name: 5 })).toThrow(/does not match/);
     expect(() => contract.check("GET", "/v1/agents/agt_1", 200, "application/json", { ...agent, created_at: "yesterday" })).toThrow(/does not match/);
@@ -113,7 +123,11 @@ describe("/ and /docs", () => {
     const root = await fetch(`${service.baseUrl}/`, { headers: { accept: "application/json" } });
     expect(root.status).toBe(200);
     const links = (await root.json()) as Record<string, string>;
-    expect(links).toMatchObject({ docs: `${service.baseUrl}/docs`, openapi: `${service.baseUrl}/openapi.json`, service: `${service.baseUrl}/.well-known/service.json` });
+    expect(links).toMatchObject({
+      docs: `${service.baseUrl}/docs`,
+      openapi: `${service.baseUrl}/openapi.json`,
+      service: `${service.baseUrl}/.well-known/service.json`,
+    });
     for (const url of [links.docs!, links.openapi!, links.service!]) expect((await fetch(url)).status, url).toBe(200);
     const browser = await fetch(`${service.baseUrl}/`, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" }, redirect: "manual" });
     expect(browser.status).toBe(302);
@@ -165,7 +179,12 @@ describe("problems", () => {
     const lines: string[] = [];
     const logger = createLogger("error", new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }));
     const failing = defineRoute({
-      operationId: "explode", method: "get", path: "/explode", summary: "fails", tags: [], auth: "none",
+      operationId: "explode",
+      method: "get",
+      path: "/explode",
+      summary: "fails",
+      tags: [],
+      auth: "none",
       response: { status: 200, description: "never" },
       handler: async () => {
         throw new Error("connection string postgres://secret@db");
@@ -199,7 +218,20 @@ describe("request ids", () => {
 
   it("puts the request id on every log line written while serving the request, core's included", async () => {
     const lines: any[] = [];
-    const logger = createLogger("debug", new Writable({ write: (chunk, _e, done) => (lines.push(...String(chunk).trim().split("\n").map((l) => JSON.parse(l))), done()) }));
+    const logger = createLogger(
+      "debug",
+      new Writable({
+        write: (chunk, _e, done) => (
+          lines.push(
+            ...String(chunk)
+              .trim()
+              .split("\n")
+              .map((l) => JSON.parse(l)),
+          ),
+          done()
+        ),
+      }),
+    );
     const logged = await startTestService({ logger });
     try {
       const client = new Api(logged.baseUrl);

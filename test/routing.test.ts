@@ -104,7 +104,10 @@ describe("routing", () => {
     }
     // Every route is reached (whatever it then answers), none falls through to "no route".
     for (const route of routes) {
-      const res = await fetch(`${service.baseUrl}${concrete(route.path)}`, { method: route.method.toUpperCase(), headers: { authorization: `Bearer ${account.apiKey}` } });
+      const res = await fetch(`${service.baseUrl}${concrete(route.path)}`, {
+        method: route.method.toUpperCase(),
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       const text = await res.text();
       expect(text, `${route.method} ${route.path}`).not.toContain("No route for");
       expect(res.status, `${route.method} ${route.path}`).not.toBe(405);

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allRoutes } from "../gateway/routes/all-routes.js";
 import { createAccount, type TestAccount } from "../harness/accounts.js";
 import { Api } from "../harness/api.js";
-import { startTestService, type TestService } from "./support/service.js";
 import { RelayLeg } from "../harness/twilio/relay-leg.js";
-import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService } from "./support/twilio/service.js";
 import { twilioSignature } from "../harness/twilio/signing.js";
+import { startTestService, type TestService } from "./support/service.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService } from "./support/twilio/service.js";
 
 let service: TestService;
 let alice: TestAccount;
@@ -127,8 +127,16 @@ describe("the Twilio carrier's webhooks and ConversationRelay socket", () => {
     const base = twilioEnv.service.baseUrl;
     const common = { AccountSid: twilioEnv.twilio.accountSid, ApiVersion: "2010-04-01", From: "+14155550177", To: line.phoneNumber };
     return [
-      { label: "voice webhook", url: `${base}/twilio/voice`, params: { ...common, CallSid: "CA" + "1".repeat(32), CallStatus: "ringing", Direction: "inbound" } },
-      { label: "status callback", url: `${base}/twilio/status?call_id=${line.callId}`, params: { ...common, CallSid: line.callSid, CallStatus: "completed", CallDuration: "5" } },
+      {
+        label: "voice webhook",
+        url: `${base}/twilio/voice`,
+        params: { ...common, CallSid: "CA" + "1".repeat(32), CallStatus: "ringing", Direction: "inbound" },
+      },
+      {
+        label: "status callback",
+        url: `${base}/twilio/status?call_id=${line.callId}`,
+        params: { ...common, CallSid: line.callSid, CallStatus: "completed", CallDuration: "5" },
+      },
       { label: "messaging webhook", url: `${base}/twilio/sms`, params: { ...common, MessageSid: "SM" + "1".repeat(32), Body: "forged", NumMedia: "0" } },
     ];
   };
@@ -171,7 +179,9 @@ describe("the Twilio carrier's webhooks and ConversationRelay socket", () => {
     const sandboxApi = new Api(service.baseUrl, alice.apiKey);
     expect((await sandboxApi.request("POST", "/twilio/voice", { unchecked: true })).status).toBe(404);
     expect((await api.post("/v1/sandbox/inbound/calls", { to_number: line.phoneNumber, from_number: "+14155550177" })).status).toBe(404);
-    await expect(RelayLeg.connect(`${service.baseUrl.replace(/^http/, "ws")}/twilio/relay/${line.callId}`, twilioEnv.twilio.authToken)).rejects.toMatchObject({ status: 404 });
+    await expect(RelayLeg.connect(`${service.baseUrl.replace(/^http/, "ws")}/twilio/relay/${line.callId}`, twilioEnv.twilio.authToken)).rejects.toMatchObject({
+      status: 404,
+    });
     const { body } = await api.get("/openapi.json");
     expect(Object.keys(body.paths).filter((p) => p.startsWith("/v1/sandbox") || p.startsWith("/twilio"))).toEqual([]);
   });

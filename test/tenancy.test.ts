@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../harness/accounts.js";
 import { Api } from "../harness/api.js";
+import { RelayLeg } from "../harness/twilio/relay-leg.js";
 import { startTestService, type TestService } from "./support/service.js";
 import { agentWithNumber, answeredCall } from "./support/telephony.js";
-import { RelayLeg } from "../harness/twilio/relay-leg.js";
-import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "./support/twilio/service.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService, waitFor } from "./support/twilio/service.js";
 
 // Mallory holds a valid key of her own and Alice's ids. Every route must answer her 404, exactly
 // as if the ids did not exist, and change nothing of Alice's.
@@ -31,10 +31,16 @@ describe("another account's ids answer 404", () => {
   const attempts: Array<[string, () => Promise<{ status: number }>]> = [
     ["get number", () => mallory.get(`/v1/numbers/${ids.numberId}`)],
     ["reassign number to own agent", () => mallory.patch(`/v1/numbers/${ids.numberId}/reassign`, undefined, { query: { agent_id: ids.mallorysAgent } })],
-    ["reassign own-looking number to their agent", () => mallory.patch(`/v1/numbers/${ids.numberId}/reassign`, undefined, { query: { agent_id: ids.agentId } })],
+    [
+      "reassign own-looking number to their agent",
+      () => mallory.patch(`/v1/numbers/${ids.numberId}/reassign`, undefined, { query: { agent_id: ids.agentId } }),
+    ],
     ["release number", () => mallory.post(`/v1/numbers/${ids.numberId}/release`)],
     ["buy a number for their agent", () => mallory.post("/v1/numbers", { agent_id: ids.agentId })],
-    ["attach a number to their agent", () => mallory.post("/v1/numbers/attach", undefined, { query: { phone_number: "+4915199999999", agent_id: ids.agentId } })],
+    [
+      "attach a number to their agent",
+      () => mallory.post("/v1/numbers/attach", undefined, { query: { phone_number: "+4915199999999", agent_id: ids.agentId } }),
+    ],
     ["list numbers of their agent", () => mallory.get("/v1/numbers", { query: { agent_id: ids.agentId } })],
     ["call from their agent", () => mallory.post("/v1/calls", { agent_id: ids.agentId, to_number: "+14155550142" })],
     ["list calls of their agent", () => mallory.get("/v1/calls", { query: { agent_id: ids.agentId } })],
@@ -62,7 +68,10 @@ describe("another account's ids answer 404", () => {
     expect((await alice.get(`/v1/numbers/${ids.numberId}`)).body).toMatchObject({ status: "active", agent_id: ids.agentId });
     expect((await alice.get(`/v1/calls/${ids.callId}`)).body.status).toBe("in-progress");
     expect((await alice.get(`/v1/calls/${ids.callId}/transcript`)).body.map((l: any) => l.text)).toEqual(["secret"]);
-    expect((await alice.get("/v1/events/peek", { query: { agent_id: ids.agentId } })).body.data.map((e: any) => e.event_type)).toEqual(["call.utterance", "sms.received"]);
+    expect((await alice.get("/v1/events/peek", { query: { agent_id: ids.agentId } })).body.data.map((e: any) => e.event_type)).toEqual([
+      "call.utterance",
+      "sms.received",
+    ]);
     expect((await alice.get("/v1/messages")).body.data).toHaveLength(1);
     expect((await alice.post(`/v1/calls/${ids.callId}/context`, { text: "mine" }, { query: { turn_id: ids.turnId } })).status).toBe(200);
   });
@@ -93,7 +102,8 @@ describe("Twilio: one call's carrier ids never reach another call", () => {
       await mallorys.get(`/v1/calls/${alice.callId}`),
       await mallorys.post(`/v1/calls/${alice.callId}/hangup`),
       await mallorys.get(`/v1/calls/${alice.callId}/transcript`),
-    ]) expect(res.status).toBe(404);
+    ])
+      expect(res.status).toBe(404);
     expect((await alices.get(`/v1/calls/${alice.callId}`)).body.status).toBe("in-progress");
   });
 
@@ -107,7 +117,14 @@ describe("Twilio: one call's carrier ids never reach another call", () => {
   it("closes a relay socket of Alice's call whose setup names Mallory's call, and takes no turn from it", async () => {
     const url = `${env.service.baseUrl.replace(/^http/, "ws")}/twilio/relay/${alice.callId}`;
     const leg = await RelayLeg.connect(url, env.twilio.authToken);
-    leg.setup({ callSid: mallory.callSid, accountSid: env.twilio.accountSid, from: "+1", to: "+1", direction: "outbound-api", parameters: { call_id: mallory.callId } });
+    leg.setup({
+      callSid: mallory.callSid,
+      accountSid: env.twilio.accountSid,
+      from: "+1",
+      to: "+1",
+      direction: "outbound-api",
+      parameters: { call_id: mallory.callId },
+    });
     expect((await leg.closed).code).toBe(1008);
     alice.leg.say("Only Alice's caller speaks here");
     await waitFor(async () => (await alices.get(`/v1/calls/${alice.callId}/transcript`)).body.length === 1);

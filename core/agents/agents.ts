@@ -4,7 +4,7 @@ import type { Executor } from "../db/database.js";
 import { agents } from "../db/schema/agents.js";
 import { limitReached, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { toPage, type Page, type Pagination } from "../schemas/common.js";
+import { type Page, type Pagination, toPage } from "../schemas/common.js";
 import type { Agent, CreateAgentBody, UpdateAgentBody } from "./schemas.js";
 
 type AgentRow = typeof agents.$inferSelect;
@@ -25,7 +25,10 @@ export function presentAgent(row: AgentRow): Agent {
 
 /** The account's agent row, or a 404 for a missing or foreign id. */
 export async function loadAgent(db: Executor, accountId: string, agentId: string): Promise<AgentRow> {
-  const [row] = await db.select().from(agents).where(and(eq(agents.agentId, agentId), eq(agents.accountId, accountId)));
+  const [row] = await db
+    .select()
+    .from(agents)
+    .where(and(eq(agents.agentId, agentId), eq(agents.accountId, accountId)));
   if (!row) throw notFound("agent", agentId);
   return row;
 }
@@ -41,7 +44,8 @@ export async function createAgent(core: Core, accountId: string, input: CreateAg
     // cannot both pass. Raw SQL: the query builder has no advisory locks.
     await tx.execute(sql`select pg_advisory_xact_lock(${AGENT_CREATION_LOCK}, hashtext(${accountId}))`);
     const [held] = await tx.select({ agents: count() }).from(agents).where(eq(agents.accountId, accountId));
-    if (held!.agents >= max) throw limitReached("account_agents", max, `This account already has ${max} agents, its limit (account_agents). Delete one to create another.`);
+    if (held!.agents >= max)
+      throw limitReached("account_agents", max, `This account already has ${max} agents, its limit (account_agents). Delete one to create another.`);
     const [created] = await tx
       .insert(agents)
       .values({

@@ -19,7 +19,9 @@ export const Agent = z
     agent_id: z.string().meta({ example: "agt_01jdz3k7q8m9x2v4b6n8p0r2t4" }),
     name: z.string(),
     description: z.string().nullable(),
-    owner_number: PhoneNumber.nullable().meta({ description: "Calls from this number are the owner's: is_owner_call is true and what the owner says becomes a call.owner_task event." }),
+    owner_number: PhoneNumber.nullable().meta({
+      description: "Calls from this number are the owner's: is_owner_call is true and what the owner says becomes a call.owner_task event.",
+    }),
     voice_id: z.string().nullable().meta({ description: "Overrides the account default voice; null uses the default." }),
     metadata: z.record(z.string(), z.unknown()),
     created_at: Timestamp,

@@ -5,7 +5,7 @@ import { accounts } from "../db/schema/accounts.js";
 import { agentTokens } from "../db/schema/agent-tokens.js";
 import { AppError, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { toPage, type Page, type Pagination } from "../schemas/common.js";
+import { type Page, type Pagination, toPage } from "../schemas/common.js";
 import { LAST_USED_RESOLUTION_MS } from "./api-keys.js";
 import { agentTokenCache } from "./key-cache.js";
 import { revokeCredential } from "./revocation.js";

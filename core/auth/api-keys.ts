@@ -4,10 +4,10 @@ import type { Executor } from "../db/database.js";
 import { apiKeys } from "../db/schema/api-keys.js";
 import { AppError, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { toPage, type Page, type Pagination } from "../schemas/common.js";
-import type { ApiKey } from "./schemas.js";
+import { type Page, type Pagination, toPage } from "../schemas/common.js";
 import { keyCache } from "./key-cache.js";
 import { revokeCredential } from "./revocation.js";
+import type { ApiKey } from "./schemas.js";
 import { hashToken, randomToken } from "./tokens.js";
 
 /** Who a request acts for, once its API key has been checked. */

@@ -61,7 +61,12 @@ export async function requestOtp(core: Core, input: { email: string; ip: string 
   }
   // Without a mail server the code reached only the server log: the answer says so rather than "sent".
   if (core.mailer.delivery === "log") {
-    return { status: "logged" as const, email, expires_in_seconds: OTP_LIFETIME_MS / 1000, detail: "No mail server is configured (SMTP_URL): the code was written to the server log." };
+    return {
+      status: "logged" as const,
+      email,
+      expires_in_seconds: OTP_LIFETIME_MS / 1000,
+      detail: "No mail server is configured (SMTP_URL): the code was written to the server log.",
+    };
   }
   return { status: "sent" as const, email, expires_in_seconds: OTP_LIFETIME_MS / 1000 };
 }
@@ -79,7 +84,9 @@ export async function verifyOtp(core: Core, input: { email: string; otp: string;
  * no key: the OAuth sign-in page's way in. The same limits and answers as verifyOtp.
  */
 export async function signInWithOtp(core: Core, input: { email: string; otp: string; ip: string }) {
-  return redeemOtp(core, input, (tx, email) => findOrCreateAccountByEmail(tx, email, { creditMicros: usdToMicros(core.config.signupCreditUsd), at: core.now() }));
+  return redeemOtp(core, input, (tx, email) =>
+    findOrCreateAccountByEmail(tx, email, { creditMicros: usdToMicros(core.config.signupCreditUsd), at: core.now() }),
+  );
 }
 
 async function redeemOtp<T>(core: Core, input: { email: string; otp: string; ip: string }, signIn: (tx: Transaction, email: string) => Promise<T>): Promise<T> {

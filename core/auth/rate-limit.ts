@@ -21,7 +21,10 @@ export interface RateLimitRule {
 export async function consumeRateLimits(tx: Transaction, rules: RateLimitRule[], now: Date): Promise<void> {
   const sorted = [...rules].sort((a, b) => a.key.localeCompare(b.key));
   const keys = sorted.map((r) => r.key);
-  await tx.insert(rateLimits).values(keys.map((key) => ({ key }))).onConflictDoNothing();
+  await tx
+    .insert(rateLimits)
+    .values(keys.map((key) => ({ key })))
+    .onConflictDoNothing();
   const rows = await tx.select().from(rateLimits).where(inArray(rateLimits.key, keys)).orderBy(rateLimits.key).for("update");
   const ms = now.getTime();
 
@@ -38,6 +41,9 @@ export async function consumeRateLimits(tx: Transaction, rules: RateLimitRule[],
     pruned.set(rule.key, hits);
   }
   for (const rule of sorted) {
-    await tx.update(rateLimits).set({ hits: [...pruned.get(rule.key)!, ms] }).where(eq(rateLimits.key, rule.key));
+    await tx
+      .update(rateLimits)
+      .set({ hits: [...pruned.get(rule.key)!, ms] })
+      .where(eq(rateLimits.key, rule.key));
   }
 }

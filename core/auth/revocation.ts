@@ -81,8 +81,14 @@ class Revocations {
     const ids = [...this.watchers.keys()];
     if (ids.length === 0) return;
     const { db } = this.core;
-    const keys = await db.select({ id: apiKeys.keyId }).from(apiKeys).where(and(inArray(apiKeys.keyId, ids), isNotNull(apiKeys.revokedAt)));
-    const tokens = await db.select({ id: agentTokens.tokenId }).from(agentTokens).where(and(inArray(agentTokens.tokenId, ids), isNotNull(agentTokens.revokedAt)));
+    const keys = await db
+      .select({ id: apiKeys.keyId })
+      .from(apiKeys)
+      .where(and(inArray(apiKeys.keyId, ids), isNotNull(apiKeys.revokedAt)));
+    const tokens = await db
+      .select({ id: agentTokens.tokenId })
+      .from(agentTokens)
+      .where(and(inArray(agentTokens.tokenId, ids), isNotNull(agentTokens.revokedAt)));
     const connections = await db
       .select({ id: oauthConnections.connectionId })
       .from(oauthConnections)

@@ -19,7 +19,10 @@ export const OtpRequestResult = z
 export const VerifyBody = z
   .strictObject({
     email: Email,
-    otp: z.string().regex(/^\d{6}$/, "must be the 6-digit code from the e-mail").meta({ example: "042917" }),
+    otp: z
+      .string()
+      .regex(/^\d{6}$/, "must be the 6-digit code from the e-mail")
+      .meta({ example: "042917" }),
   })
   .meta({ id: "VerifyRequest" });
 
@@ -53,16 +56,18 @@ export const MintedKey = ApiKey.extend({
   api_key: z.string().meta({ description: "The key itself. Shown once: store it now." }),
 }).meta({ id: "MintedKey" });
 
-export const RevokedKey = z
-  .object({ key_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp })
-  .meta({ id: "RevokedKey" });
+export const RevokedKey = z.object({ key_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp }).meta({ id: "RevokedKey" });
 
 export const AgentTokenMinter = z
   .object({
     kind: z.enum(["wallet", "api_key", "agent_token"]).meta({
-      description: "`wallet`: a payment from the wallet (a top-up) minted it. `api_key`: an API key, by POST /v1/auth/agent-tokens. `agent_token`: another agent token of the account (a mint or a rotation).",
+      description:
+        "`wallet`: a payment from the wallet (a top-up) minted it. `api_key`: an API key, by POST /v1/auth/agent-tokens. `agent_token`: another agent token of the account (a mint or a rotation).",
     }),
-    id: z.string().nullable().meta({ description: "The wallet address, key_id or token_id. Null for a token issued by a top-up with an API key before tokens were listed." }),
+    id: z
+      .string()
+      .nullable()
+      .meta({ description: "The wallet address, key_id or token_id. Null for a token issued by a top-up with an API key before tokens were listed." }),
   })
   .meta({ id: "AgentTokenMinter", description: "Who minted the token." });
 
@@ -88,9 +93,7 @@ export const MintedAgentToken = AgentToken.extend({
   agent_token: z.string().meta({ description: "The token itself (`at_...`). Shown once: store it now." }),
 }).meta({ id: "MintedAgentToken" });
 
-export const RevokedAgentToken = z
-  .object({ token_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp })
-  .meta({ id: "RevokedAgentToken" });
+export const RevokedAgentToken = z.object({ token_id: z.string(), revoked: z.literal(true), revoked_at: Timestamp }).meta({ id: "RevokedAgentToken" });
 
 export const AgentIdStartBody = z
   .strictObject({

@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, lte } from "drizzle-orm";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
-import { calls, type CallStatus } from "../db/schema/calls.js";
-import { balanceOf, credit, insufficientBalance, tryCharge, type LedgerLine } from "./ledger.js";
+import { type CallStatus, calls } from "../db/schema/calls.js";
+import { balanceOf, credit, insufficientBalance, type LedgerLine, tryCharge } from "./ledger.js";
 
 type CallRow = typeof calls.$inferSelect;
 
@@ -69,7 +69,11 @@ export async function settleCallBilling(core: Core, tx: Executor, call: CallRow)
     if (more > 0) await tryCharge(tx, callLine(call, core.now(), more, `${more} s of ${call.direction} talk time`), more * rate);
     billed = paid + more;
   }
-  const [row] = await tx.update(calls).set({ billedSeconds: billed, chargedMicros: billed * rate }).where(eq(calls.callId, call.callId)).returning();
+  const [row] = await tx
+    .update(calls)
+    .set({ billedSeconds: billed, chargedMicros: billed * rate })
+    .where(eq(calls.callId, call.callId))
+    .returning();
   return row!;
 }
 
@@ -99,7 +103,11 @@ export async function meterCalls(core: Core): Promise<Array<{ callId: string; en
   for (const { callId } of due) {
     const unpaid = await core.db.transaction(async (tx) => {
       // Still due, and not being prepaid by another process (or locked by a turn: next pass).
-      const [call] = await tx.select().from(calls).where(and(eq(calls.callId, callId), dueBefore(dueBy))).for("update", { skipLocked: true });
+      const [call] = await tx
+        .select()
+        .from(calls)
+        .where(and(eq(calls.callId, callId), dueBefore(dueBy)))
+        .for("update", { skipLocked: true });
       if (!call) return undefined;
       const bought = await prepayBlock(core, tx, call, call.paidUntil!);
       return bought === 0 && call.paidUntil! <= now ? { callId, endAt: call.paidUntil! } : undefined;

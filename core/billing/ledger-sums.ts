@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { LedgerCategory } from "../db/schema/ledger-entries.js";
 import { formatMicros } from "./money.js";

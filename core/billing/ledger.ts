@@ -1,7 +1,7 @@
 import { and, eq, gte, sql } from "drizzle-orm";
 import type { Executor } from "../db/database.js";
 import { accounts } from "../db/schema/accounts.js";
-import { ledgerEntries, type LedgerCategory, type LedgerItem } from "../db/schema/ledger-entries.js";
+import { type LedgerCategory, type LedgerItem, ledgerEntries } from "../db/schema/ledger-entries.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import { formatMicros } from "./money.js";

@@ -9,4 +9,7 @@ export function formatMicros(micros: number): string {
   return `${sign}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, "0")}`;
 }
 
-export const Money = z.string().regex(/^-?\d+\.\d{6}$/).meta({ description: "USD as a decimal string with six places", example: "4.950000" });
+export const Money = z
+  .string()
+  .regex(/^-?\d+\.\d{6}$/)
+  .meta({ description: "USD as a decimal string with six places", example: "4.950000" });

@@ -16,6 +16,12 @@ export async function operatorCredit(core: Core, input: { accountId: string; amo
     const [account] = await tx.select({ accountId: accounts.accountId }).from(accounts).where(eq(accounts.accountId, input.accountId));
     if (!account) throw notFound("account", input.accountId);
     const result = await credit(tx, { accountId: input.accountId, category: "operator_credit", description: input.note.trim(), at: core.now() }, micros);
-    return { account_id: input.accountId, transaction_id: result.transactionId, amount: formatMicros(micros), balance: formatMicros(result.balanceMicros), currency: "USD" };
+    return {
+      account_id: input.accountId,
+      transaction_id: result.transactionId,
+      amount: formatMicros(micros),
+      balance: formatMicros(result.balanceMicros),
+      currency: "USD",
+    };
   });
 }

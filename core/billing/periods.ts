@@ -34,12 +34,12 @@ const RANGE_FORMATS = [{ format: "date" }, { format: "date-time" }];
  * refinements cannot be extended, so the rules between fields are checked by `resolvePeriod`).
  */
 export const PeriodFields = {
-  period: z
-    .enum(REPORT_PERIODS)
-    .optional()
-    .meta({ description: "The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to." }),
+  period: z.enum(REPORT_PERIODS).optional().meta({
+    description: "The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to.",
+  }),
   from: RangeBound.optional().meta({
-    description: "Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`.",
+    description:
+      "Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`.",
     example: "2026-11-01",
     anyOf: RANGE_FORMATS,
   }),
@@ -135,7 +135,8 @@ function checkRange(query: PeriodQuery): { from: Date; to: Date } | undefined {
   } else if (from !== undefined && to !== undefined) {
     const range = { from: new Date(Date.parse(from)), to: new Date(Date.parse(to)) };
     if (range.to <= range.from) errors.push({ field: "to", message: "must be after from" });
-    else if (range.to.getTime() - range.from.getTime() > MAX_RANGE_DAYS * DAY_MS) errors.push({ field: "to", message: `must be at most ${MAX_RANGE_DAYS} days after from` });
+    else if (range.to.getTime() - range.from.getTime() > MAX_RANGE_DAYS * DAY_MS)
+      errors.push({ field: "to", message: `must be at most ${MAX_RANGE_DAYS} days after from` });
     else return range;
   } else {
     return undefined;

@@ -3,8 +3,8 @@ import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
 import { numbers } from "../db/schema/numbers.js";
 import { recordEvent } from "../events/events.js";
-import { formatMicros } from "./money.js";
 import { tryCharge } from "./ledger.js";
+import { formatMicros } from "./money.js";
 import { addMonths } from "./months.js";
 
 type NumberRow = typeof numbers.$inferSelect;
@@ -49,15 +49,30 @@ export async function renewLeases(core: Core): Promise<NumberRow[]> {
       }
       const paid = await tryCharge(
         tx,
-        { accountId: number.accountId, category: "number", item: "number.renewal", numberId: number.numberId, quantity: 1, description: `${number.phoneNumber}: one more month`, at: now },
+        {
+          accountId: number.accountId,
+          category: "number",
+          item: "number.renewal",
+          numberId: number.numberId,
+          quantity: 1,
+          description: `${number.phoneNumber}: one more month`,
+          at: now,
+        },
         number.monthlyFeeMicros,
       );
       if (paid) {
-        await tx.update(numbers).set({ paidThrough: addMonths(number.paidThrough!, 1), renewalFailedAt: null, updatedAt: now }).where(eq(numbers.numberId, number.numberId));
+        await tx
+          .update(numbers)
+          .set({ paidThrough: addMonths(number.paidThrough!, 1), renewalFailedAt: null, updatedAt: now })
+          .where(eq(numbers.numberId, number.numberId));
       } else if (!number.renewalFailedAt) {
         await tx.update(numbers).set({ renewalFailedAt: now, updatedAt: now }).where(eq(numbers.numberId, number.numberId));
         const releaseAt = new Date(now.getTime() + core.config.numberGraceDays * 86_400_000);
-        await tell(core, tx, number, "number.renewal_failed", { amount: formatMicros(number.monthlyFeeMicros), currency: "USD", release_at: releaseAt.toISOString() });
+        await tell(core, tx, number, "number.renewal_failed", {
+          amount: formatMicros(number.monthlyFeeMicros),
+          currency: "USD",
+          release_at: releaseAt.toISOString(),
+        });
       } else if (now.getTime() >= number.renewalFailedAt.getTime() + core.config.numberGraceDays * 86_400_000) {
         await release("unpaid");
       }
@@ -65,9 +80,14 @@ export async function renewLeases(core: Core): Promise<NumberRow[]> {
     return gone;
   });
   for (const number of released) {
-    await core.carrier.releaseNumber({ phoneNumber: number.phoneNumber, carrierRef: number.carrierRef }).catch((error: unknown) =>
-      core.logger.error({ err: error, number_id: number.numberId, phone_number: number.phoneNumber }, "a released number could not be handed back to the carrier; release it there by hand"),
-    );
+    await core.carrier
+      .releaseNumber({ phoneNumber: number.phoneNumber, carrierRef: number.carrierRef })
+      .catch((error: unknown) =>
+        core.logger.error(
+          { err: error, number_id: number.numberId, phone_number: number.phoneNumber },
+          "a released number could not be handed back to the carrier; release it there by hand",
+        ),
+      );
   }
   return released;
 }

@@ -2,11 +2,11 @@ import { and, desc, eq, gte, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import type { Core } from "../context.js";
 import { ledgerEntries } from "../db/schema/ledger-entries.js";
 import { numbers } from "../db/schema/numbers.js";
-import { toPage, type Page } from "../schemas/common.js";
-import { CategoryTotals, numeric, sumOf } from "./ledger-sums.js";
+import { type Page, toPage } from "../schemas/common.js";
 import { balanceOf } from "./ledger.js";
+import { CategoryTotals, numeric, sumOf } from "./ledger-sums.js";
 import { formatMicros } from "./money.js";
-import { monthLabel, resolvePeriod, withinPeriod, type PeriodQuery, type ReportPeriod } from "./periods.js";
+import { monthLabel, type PeriodQuery, type ReportPeriod, resolvePeriod, withinPeriod } from "./periods.js";
 import { presentRateCard } from "./rate-card.js";
 import type {
   BalanceReport,
@@ -76,7 +76,14 @@ export async function listCallExpenditure(core: Core, accountId: string, query: 
       lastAt,
     })
     .from(ledgerEntries)
-    .where(and(eq(ledgerEntries.accountId, accountId), eq(ledgerEntries.category, "call"), isNotNull(ledgerEntries.callId), withinPeriod(ledgerEntries.createdAt, period)))
+    .where(
+      and(
+        eq(ledgerEntries.accountId, accountId),
+        eq(ledgerEntries.category, "call"),
+        isNotNull(ledgerEntries.callId),
+        withinPeriod(ledgerEntries.createdAt, period),
+      ),
+    )
     .groupBy(ledgerEntries.callId)
     .orderBy(desc(firstAt), desc(ledgerEntries.callId))
     .limit(query.limit + 1)
@@ -105,7 +112,14 @@ export async function listNumberExpenditure(core: Core, accountId: string, query
       renewals: numeric(sql`count(*) filter (where ${ledgerEntries.item} = 'number.renewal')`),
     })
     .from(ledgerEntries)
-    .where(and(eq(ledgerEntries.accountId, accountId), eq(ledgerEntries.category, "number"), isNotNull(ledgerEntries.numberId), withinPeriod(ledgerEntries.createdAt, period)))
+    .where(
+      and(
+        eq(ledgerEntries.accountId, accountId),
+        eq(ledgerEntries.category, "number"),
+        isNotNull(ledgerEntries.numberId),
+        withinPeriod(ledgerEntries.createdAt, period),
+      ),
+    )
     .groupBy(ledgerEntries.numberId)
     .orderBy(desc(firstAt), desc(ledgerEntries.numberId))
     .limit(query.limit + 1)
@@ -131,7 +145,9 @@ export async function listNumberExpenditure(core: Core, accountId: string, query
 /** Credits, spend and net for each of the last `months` calendar months (UTC), oldest first. */
 export async function getBillingSummary(core: Core, accountId: string, query: SummaryQuery): Promise<BillingSummary> {
   const now = core.now();
-  const labels = Array.from({ length: query.months }, (_, i) => monthLabel(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - (query.months - 1 - i), 1))));
+  const labels = Array.from({ length: query.months }, (_, i) =>
+    monthLabel(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - (query.months - 1 - i), 1))),
+  );
   const start = new Date(`${labels[0]}-01T00:00:00.000Z`);
   // The month is cut in UTC whatever the session's time zone; the format is inline so the
   // expression is identical in SELECT and GROUP BY.

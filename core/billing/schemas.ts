@@ -35,7 +35,9 @@ export type SummaryQuery = z.infer<typeof SummaryQuery>;
 
 export const TransactionsQuery = Pagination.extend({
   ...PeriodFields,
-  period: PeriodFields.period.meta({ description: "Only rows of the current calendar period in UTC (day, week from Monday, month, year). Default: every row; not with from/to." }),
+  period: PeriodFields.period.meta({
+    description: "Only rows of the current calendar period in UTC (day, week from Monday, month, year). Default: every row; not with from/to.",
+  }),
   category: z.enum(LEDGER_CATEGORIES).optional().meta({ description: "Only rows of this category" }),
 });
 export type TransactionsQuery = z.infer<typeof TransactionsQuery>;
@@ -89,7 +91,10 @@ export type NumberExpenditure = z.infer<typeof NumberExpenditure>;
 
 export const MonthTotals = z
   .object({
-    month: z.string().regex(/^\d{4}-\d{2}$/).meta({ example: "2026-11" }),
+    month: z
+      .string()
+      .regex(/^\d{4}-\d{2}$/)
+      .meta({ example: "2026-11" }),
     credits: Money,
     spend: Money,
     net: Money.meta({ description: "credits − spend: how the balance moved that month" }),

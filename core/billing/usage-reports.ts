@@ -1,10 +1,10 @@
-import { and, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Core } from "../context.js";
 import { ledgerEntries } from "../db/schema/ledger-entries.js";
-import { toPage, type Page } from "../schemas/common.js";
+import { type Page, toPage } from "../schemas/common.js";
 import { numeric } from "./ledger-sums.js";
 import { formatMicros } from "./money.js";
-import { resolveOptionalPeriod, resolvePeriod, withinPeriod, type PeriodQuery } from "./periods.js";
+import { type PeriodQuery, resolveOptionalPeriod, resolvePeriod, withinPeriod } from "./periods.js";
 import { presentPeriod } from "./reports.js";
 import type { LedgerTransaction, TransactionsQuery, UsageReport } from "./schemas.js";
 

@@ -1,8 +1,8 @@
 import type { CarrierSignals, EndedBy, StatusReport } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
-import { secondsSince } from "../metrics.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
+import { secondsSince } from "../metrics.js";
 import { applyCallStatus } from "./call-status.js";
 import { receiveInboundCall } from "./inbound-call.js";
 import { cancelOpenTurn, claimFiller, openTurn } from "./turns.js";

@@ -1,12 +1,12 @@
 import { and, asc, eq, sql } from "drizzle-orm";
+import { formatMicros } from "../billing/money.js";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
-import { publicUrl } from "../public-url.js";
 import { preparedStatement } from "../db/prepared.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
-import { formatMicros } from "../billing/money.js";
 import { notFound } from "../errors.js";
+import { publicUrl } from "../public-url.js";
 import type { Call } from "./schemas.js";
 
 export type CallRow = typeof calls.$inferSelect;

@@ -1,16 +1,16 @@
 import { and, eq } from "drizzle-orm";
-import type { EndedBy } from "../carrier/carrier.js";
 import { settleCallBilling, startCallBilling } from "../billing/call-billing.js";
 import { formatMicros } from "../billing/money.js";
+import type { EndedBy } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
-import { calls, type CallStatus } from "../db/schema/calls.js";
+import { type CallStatus, calls } from "../db/schema/calls.js";
 import { turns } from "../db/schema/turns.js";
 import { recordEvent } from "../events/events.js";
 import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
 import type { EventType } from "../events/schemas.js";
 import { sessionEnd, sessionStart } from "../webhooks/protocol2.js";
-import { readTranscript, transcriptUrl, type CallRow } from "./call-records.js";
+import { type CallRow, readTranscript, transcriptUrl } from "./call-records.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
 import { sessionKey } from "./turns.js";
 
@@ -87,7 +87,10 @@ async function startOutboundSession(core: Core, tx: Transaction, call: CallRow):
 /** The events of a call's end, and the end of any turn still open. */
 async function recordEnding(core: Core, tx: Transaction, call: CallRow): Promise<void> {
   const now = call.endedAt!;
-  await tx.update(turns).set({ status: "abandoned", closedAt: now }).where(and(eq(turns.callId, call.callId), eq(turns.status, "open")));
+  await tx
+    .update(turns)
+    .set({ status: "abandoned", closedAt: now })
+    .where(and(eq(turns.callId, call.callId), eq(turns.status, "open")));
   const base = { accountId: call.accountId, agentId: call.agentId };
   await recordEvent(
     core,

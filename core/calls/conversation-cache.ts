@@ -1,5 +1,5 @@
 import type { Core } from "../context.js";
-import { conversationWindow, type ConversationLine } from "./conversation-window.js";
+import { type ConversationLine, conversationWindow } from "./conversation-window.js";
 
 export type { ConversationLine } from "./conversation-window.js";
 

@@ -1,7 +1,7 @@
 import type { EndedBy } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
-import { applyCallStatus } from "./call-status.js";
 import type { CallRow } from "./call-records.js";
+import { applyCallStatus } from "./call-status.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
 
 /**

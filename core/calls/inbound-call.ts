@@ -3,10 +3,10 @@ import { callRate, startCallBilling } from "../billing/call-billing.js";
 import { balanceOf } from "../billing/ledger.js";
 import type { InboundCallDecision } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
+import type { Transaction } from "../db/database.js";
 import { agents } from "../db/schema/agents.js";
 import { calls } from "../db/schema/calls.js";
 import { numbers } from "../db/schema/numbers.js";
-import type { Transaction } from "../db/database.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
@@ -31,7 +31,10 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
   const decision = await core.db.transaction(async (tx): Promise<InboundCallDecision> => {
     const known = await sameCall(tx);
     if (known) return known;
-    const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, call.to), eq(numbers.status, "active")));
+    const [number] = await tx
+      .select()
+      .from(numbers)
+      .where(and(eq(numbers.phoneNumber, call.to), eq(numbers.status, "active")));
     if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
     const rate = callRate(core, "inbound");
     // An account that cannot pay the first minute does not answer.
@@ -39,23 +42,27 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
     const [agent] = await tx.select().from(agents).where(eq(agents.agentId, number.agentId));
     const isOwnerCall = agent!.ownerNumber !== null && agent!.ownerNumber === call.from;
     const callId = newId("call");
-    const [row] = await tx.insert(calls).values({
-      callId,
-      accountId: number.accountId,
-      agentId: number.agentId,
-      numberId: number.numberId,
-      direction: "inbound",
-      fromNumber: call.from,
-      toNumber: call.to,
-      status: "in-progress",
-      isOwnerCall,
-      voiceId: await resolveVoiceId(tx, number.accountId, agent!.voiceId),
-      carrierRef: call.carrierRef,
-      rateMicrosPerSecond: rate,
-      answeredAt: now,
-      createdAt: now,
-      updatedAt: now,
-    }).onConflictDoNothing({ target: calls.carrierRef }).returning();
+    const [row] = await tx
+      .insert(calls)
+      .values({
+        callId,
+        accountId: number.accountId,
+        agentId: number.agentId,
+        numberId: number.numberId,
+        direction: "inbound",
+        fromNumber: call.from,
+        toNumber: call.to,
+        status: "in-progress",
+        isOwnerCall,
+        voiceId: await resolveVoiceId(tx, number.accountId, agent!.voiceId),
+        carrierRef: call.carrierRef,
+        rateMicrosPerSecond: rate,
+        answeredAt: now,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing({ target: calls.carrierRef })
+      .returning();
     // The same report arriving twice at once: the other one recorded the call.
     if (!row) return (await sameCall(tx))!;
     await startCallBilling(core, tx, row!);
@@ -75,7 +82,8 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
           is_owner_call: isOwnerCall,
           answered_at: now.toISOString(),
         },
-        sessionMessage: (envelope, webhook) => sessionStart(tx, envelope.event_id, row!, webhook.capabilities.includes("briefing"), sessionKey(row!.agentId, callId)),
+        sessionMessage: (envelope, webhook) =>
+          sessionStart(tx, envelope.event_id, row!, webhook.capabilities.includes("briefing"), sessionKey(row!.agentId, callId)),
       },
       now,
     );

@@ -8,8 +8,8 @@ import { numbers } from "../db/schema/numbers.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
-import { applyCallStatus } from "./call-status.js";
 import { loadCall, presentCall } from "./call-records.js";
+import { applyCallStatus } from "./call-status.js";
 
 /**
  * Places an outbound call from the agent's number (its oldest active one), if the balance covers

@@ -1,8 +1,8 @@
 import type { Core } from "../context.js";
-import { secondsSince } from "../metrics.js";
 import type { TurnStatus } from "../db/schema/turns.js";
 import { AppError, notFound } from "../errors.js";
 import { relayLiveSince } from "../events/routing.js";
+import { secondsSince } from "../metrics.js";
 import { loadCallById } from "./call-records.js";
 import { conversations } from "./conversation-cache.js";
 import { endCall } from "./end-call.js";
@@ -98,5 +98,7 @@ type Pushed =
   | { outcome: "pushed"; agent_id: string; account_id: string; previous_entry_id: number | null; entry_id: number };
 
 function badPushToken(): AppError {
-  return new AppError("unauthorized", "The push token is not valid for this call.", { headers: { "WWW-Authenticate": 'Bearer realm="agentline", error="invalid_token"' } });
+  return new AppError("unauthorized", "The push token is not valid for this call.", {
+    headers: { "WWW-Authenticate": 'Bearer realm="agentline", error="invalid_token"' },
+  });
 }

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
-import type { Core } from "../context.js";
 import { safeEqual } from "../auth/tokens.js";
+import type { Core } from "../context.js";
 
 // Tokens of the calls this process served lately: an HMAC per utterance and per push was a
 // fiftieth of a live turn's CPU. A token is a function of the call id and the server secret

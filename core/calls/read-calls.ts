@@ -2,7 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../context.js";
 import { calls } from "../db/schema/calls.js";
-import { toPage, type Pagination } from "../schemas/common.js";
+import { type Pagination, toPage } from "../schemas/common.js";
 import { loadCall, presentCall, readTranscript } from "./call-records.js";
 import type { CALL_STATUSES } from "./schemas.js";
 

@@ -44,9 +44,7 @@ export const ListCallsQuery = Pagination.extend({
 
 export const CallIdParams = z.object({ call_id: z.string().meta({ description: "The call's id (call_...)" }) });
 
-export const TranscriptEntry = z
-  .object({ role: z.enum(["user", "assistant"]), text: z.string(), timestamp: Timestamp })
-  .meta({ id: "TranscriptEntry" });
+export const TranscriptEntry = z.object({ role: z.enum(["user", "assistant"]), text: z.string(), timestamp: Timestamp }).meta({ id: "TranscriptEntry" });
 
 export const Transcript = z.array(TranscriptEntry).meta({ id: "Transcript", description: "The call's lines in order" });
 

@@ -1,23 +1,23 @@
 import { and, eq, isNull } from "drizzle-orm";
+import { NOTIFY_CHANNEL, NOTIFY_MAX_BYTES } from "../bus-postgres.js";
 import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
+import { formatLiteral } from "../db/json-template.js";
 import { calls } from "../db/schema/calls.js";
 import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns } from "../db/schema/turns.js";
 import { AppError } from "../errors.js";
-import { NOTIFY_CHANNEL, NOTIFY_MAX_BYTES } from "../bus-postgres.js";
-import { formatLiteral } from "../db/json-template.js";
 import { EVENTS_CREATED_CHANNEL } from "../events/channels.js";
 import { AGENT_EVENTS_LOCK, recordEvent } from "../events/events.js";
 import { deliveryTarget, protocol2, recordSessionMessage, relayLiveSince } from "../events/routing.js";
 import { newId } from "../ids.js";
 import { publicUrl } from "../public-url.js";
 import { taskAmend, taskCancel, taskOpen } from "../webhooks/protocol2.js";
-import { transcriptUrl, type CallRow } from "./call-records.js";
+import { type CallRow, transcriptUrl } from "./call-records.js";
 import { conversations } from "./conversation-cache.js";
-import { CONVERSATION_MAX_BYTES, CONVERSATION_MAX_LINES, conversationWindow, readConversationWindow, type ConversationLine } from "./conversation-window.js";
+import { CONVERSATION_MAX_BYTES, CONVERSATION_MAX_LINES, type ConversationLine, conversationWindow, readConversationWindow } from "./conversation-window.js";
 import { pushTokenFor } from "./push-token.js";
-import { utteranceContent, utteranceEnvelope, utteranceTemplate, type UtteranceTurn } from "./utterance-envelope.js";
+import { type UtteranceTurn, utteranceContent, utteranceEnvelope, utteranceTemplate } from "./utterance-envelope.js";
 
 /** One key per call, for the runtime to keep the call's conversation in one session. */
 export function sessionKey(agentId: string, callId: string): string {
@@ -50,7 +50,12 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
     const call = await lockLiveCall(tx, callId);
     const target = await deliveryTarget(tx, call.agentId, now);
     const amends = protocol2(target)?.has("supports_amend") ?? false;
-    const [open] = amends ? await tx.select().from(turns).where(and(eq(turns.callId, callId), eq(turns.status, "open"))) : [];
+    const [open] = amends
+      ? await tx
+          .select()
+          .from(turns)
+          .where(and(eq(turns.callId, callId), eq(turns.status, "open")))
+      : [];
     if (open) {
       const fullText = `${open.text}\n${text}`;
       await tx.update(turns).set({ text: fullText }).where(eq(turns.turnId, open.turnId));
@@ -64,13 +69,24 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
           taskAmend(
             id,
             call,
-            { turnId: open.turnId, text, fullText, conversation, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, open.turnId), pushToken: pushTokenFor(core, callId) },
+            {
+              turnId: open.turnId,
+              text,
+              fullText,
+              conversation,
+              transcriptUrl: transcriptUrl(core, callId),
+              pushContextUrl: pushContextUrl(core, callId, open.turnId),
+              pushToken: pushTokenFor(core, callId),
+            },
             now,
           ),
       });
       return { turnId: open.turnId, amended: true };
     }
-    await tx.update(turns).set({ status: "stale", closedAt: now }).where(and(eq(turns.callId, callId), eq(turns.status, "open")));
+    await tx
+      .update(turns)
+      .set({ status: "stale", closedAt: now })
+      .where(and(eq(turns.callId, callId), eq(turns.status, "open")));
     const turnId = newId("turn");
     await tx.insert(turns).values({ turnId, callId, text, input, openedAt: now });
     await tx.insert(transcriptEntries).values({ callId, role: "user", text, turnId, createdAt: now });
@@ -83,7 +99,15 @@ export async function openTurn(core: Core, callId: string, text: string, input: 
         agentId: call.agentId,
         type: "call.utterance",
         ...utteranceContent(
-          { callId, turnId, text, input, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, turnId), pushToken: pushTokenFor(core, callId) },
+          {
+            callId,
+            turnId,
+            text,
+            input,
+            transcriptUrl: transcriptUrl(core, callId),
+            pushContextUrl: pushContextUrl(core, callId, turnId),
+            pushToken: pushTokenFor(core, callId),
+          },
           {
             fromNumber: call.fromNumber,
             toNumber: call.toNumber,
@@ -137,7 +161,15 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   // The window this turn carries if the process's copy is still the call's (the function checks).
   const window = known ? conversationWindow([...known.lines, line], known.omitted) : null;
   const eventId = newId("evt");
-  const turn: UtteranceTurn = { callId, turnId, text, input, transcriptUrl: transcriptUrl(core, callId), pushContextUrl: pushContextUrl(core, callId, turnId), pushToken: pushTokenFor(core, callId) };
+  const turn: UtteranceTurn = {
+    callId,
+    turnId,
+    text,
+    input,
+    transcriptUrl: transcriptUrl(core, callId),
+    pushContextUrl: pushContextUrl(core, callId, turnId),
+    pushToken: pushTokenFor(core, callId),
+  };
   let result: OpenedTurn;
   try {
     [{ r: result }] = (await core.dbHandle.rows<{ r: OpenedTurn }>(OPEN_TURN, [
@@ -183,7 +215,13 @@ async function openTurnInOneTrip(core: Core, callId: string, text: string, input
   if (result.conversation) cache.set(callId, result.entry_id, [...result.conversation], conversation.omitted);
   else cache.append(callId, known!.lastEntryId, result.entry_id, line);
   // Committed: this process's relay socket (and any waiting poll) gets it from memory.
-  core.bus.announce(EVENTS_CREATED_CHANNEL, { agent_id: result.agent_id, account_id: result.account_id, seq: result.seq, before: result.before, event: envelope });
+  core.bus.announce(EVENTS_CREATED_CHANNEL, {
+    agent_id: result.agent_id,
+    account_id: result.account_id,
+    seq: result.seq,
+    before: result.before,
+    event: envelope,
+  });
   return turnId;
 }
 

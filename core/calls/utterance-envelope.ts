@@ -1,5 +1,5 @@
 import { hole, jsonTemplate } from "../db/json-template.js";
-import { eventEnvelope, type EnvelopeFields } from "../events/envelope.js";
+import { type EnvelopeFields, eventEnvelope } from "../events/envelope.js";
 import type { EventEnvelope } from "../events/schemas.js";
 import type { ConversationLine } from "./conversation-window.js";
 
@@ -35,7 +35,15 @@ export interface UtteranceCall {
 /** call.utterance's own part of its envelope: the payload, then the live-turn fields beside it, in the contract's order. */
 export function utteranceContent(turn: UtteranceTurn, call: UtteranceCall): Pick<EnvelopeFields, "payload" | "extras"> {
   return {
-    payload: { call_id: turn.callId, turn_id: turn.turnId, text: turn.text, input: turn.input, from_number: call.fromNumber, to_number: call.toNumber, is_owner_call: call.isOwnerCall },
+    payload: {
+      call_id: turn.callId,
+      turn_id: turn.turnId,
+      text: turn.text,
+      input: turn.input,
+      from_number: call.fromNumber,
+      to_number: call.toNumber,
+      is_owner_call: call.isOwnerCall,
+    },
     extras: {
       call_id: turn.callId,
       turn_id: turn.turnId,
@@ -52,7 +60,15 @@ export function utteranceContent(turn: UtteranceTurn, call: UtteranceCall): Pick
 /** The call.utterance envelope. */
 export function utteranceEnvelope(head: UtteranceHead, turn: UtteranceTurn, call: UtteranceCall): EventEnvelope {
   const { payload, extras } = utteranceContent(turn, call);
-  return eventEnvelope({ eventId: head.eventId, agentId: head.agentId, accountId: head.accountId, type: "call.utterance", createdAt: head.createdAt, payload, extras });
+  return eventEnvelope({
+    eventId: head.eventId,
+    agentId: head.agentId,
+    accountId: head.accountId,
+    type: "call.utterance",
+    createdAt: head.createdAt,
+    payload,
+    extras,
+  });
 }
 
 // What only agentline_open_turn knows when it writes the event, by the number of the format()

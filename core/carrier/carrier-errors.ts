@@ -7,7 +7,9 @@ import { CarrierRefusal, CarrierUnavailable } from "./carrier.js";
  */
 export function carrierFailure(error: unknown, defaultField: string): unknown {
   if (error instanceof CarrierUnavailable) {
-    return new AppError("carrier_unavailable", `The telephone carrier is unavailable: ${error.message}. Nothing was charged or changed; try again shortly.`, { cause: error });
+    return new AppError("carrier_unavailable", `The telephone carrier is unavailable: ${error.message}. Nothing was charged or changed; try again shortly.`, {
+      cause: error,
+    });
   }
   if (!(error instanceof CarrierRefusal)) return error;
   switch (error.reason) {

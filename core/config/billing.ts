@@ -20,7 +20,9 @@ export const billingSettings = z
     RATE_NUMBER_LOCAL_MONTHLY_USD: usd.default("1.15").meta({ description: "Monthly fee of a local number." }),
     RATE_NUMBER_TOLL_FREE_MONTHLY_USD: usd.default("2.15").meta({ description: "Monthly fee of a toll-free number." }),
     RATE_NUMBER_MOBILE_MONTHLY_USD: usd.default("1.50").meta({ description: "Monthly fee of a mobile number." }),
-    RATE_CALL_INBOUND_PER_MINUTE_USD: perMinute.default("0.0090").meta({ description: "Inbound talk time, billed per second (a multiple of 0.00006, so a second costs whole micro-dollars)." }),
+    RATE_CALL_INBOUND_PER_MINUTE_USD: perMinute
+      .default("0.0090")
+      .meta({ description: "Inbound talk time, billed per second (a multiple of 0.00006, so a second costs whole micro-dollars)." }),
     RATE_CALL_OUTBOUND_PER_MINUTE_USD: perMinute.default("0.0150").meta({ description: "Outbound talk time, likewise." }),
     RATE_SMS_INBOUND_USD: usd.default("0.0079").meta({ description: "Each received text." }),
     CALL_BILLING_BLOCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60).meta({

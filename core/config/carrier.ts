@@ -27,7 +27,9 @@ export const carrierSettings = z
       .string()
       .regex(/^SK[0-9a-fA-F]{32}$/, "expected SK followed by 32 hexadecimal digits")
       .optional()
-      .meta({ description: "`CARRIER=twilio`, optional (with `TWILIO_API_KEY_SECRET`, or neither): an API key (`SK...`) for REST calls instead of the auth token." }),
+      .meta({
+        description: "`CARRIER=twilio`, optional (with `TWILIO_API_KEY_SECRET`, or neither): an API key (`SK...`) for REST calls instead of the auth token.",
+      }),
     TWILIO_API_KEY_SECRET: z
       .string()
       .regex(/^[0-9A-Za-z]{16,64}$/, "expected the API key's secret (16 to 64 letters and digits)")

@@ -17,7 +17,8 @@ export const clientSettings = z
     }),
     AGENTLINE_CONFIG: z.string().optional().meta({
       defaultText: "`$XDG_CONFIG_HOME/agentline/config.json`",
-      description: "The file `agentline login` saves its key in and the CLI and the SDK read it from (`~/.config/agentline/config.json` when `XDG_CONFIG_HOME` is unset).",
+      description:
+        "The file `agentline login` saves its key in and the CLI and the SDK read it from (`~/.config/agentline/config.json` when `XDG_CONFIG_HOME` is unset).",
     }),
   })
   .meta({ title: "The CLI and the SDK", description: "Read by `agentline mcp`, the CLI's API commands and the SDK, never by the service." });

@@ -21,7 +21,8 @@ export const limitSettings = z
   })
   .meta({
     title: "Limits",
-    description: "What one account, or one client address, may hold open or in flight at once, so that it never stalls another. Each refusal (a 429 or a WebSocket close) names the limit it hit.",
+    description:
+      "What one account, or one client address, may hold open or in flight at once, so that it never stalls another. Each refusal (a 429 or a WebSocket close) names the limit it hit.",
   });
 
 export type LimitSettings = z.output<typeof limitSettings>;

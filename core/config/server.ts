@@ -21,11 +21,13 @@ export const serverSettings = z
     SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional().meta({
       secret: true,
       defaultText: "generated",
-      description: "Server secret (at least 32 characters) behind OTP peppers, push tokens and payment challenges. Unset: generated on first start and kept in the database.",
+      description:
+        "Server secret (at least 32 characters) behind OTP peppers, push tokens and payment challenges. Unset: generated on first start and kept in the database.",
     }),
     METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional().meta({
       secret: true,
-      description: "The Bearer token `GET /metrics` (Prometheus text format) asks of a scraper (at least 16 characters). Unset: `/metrics` answers loopback clients only (403 to others).",
+      description:
+        "The Bearer token `GET /metrics` (Prometheus text format) asks of a scraper (at least 16 characters). Unset: `/metrics` answers loopback clients only (403 to others).",
     }),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").meta({
       description:

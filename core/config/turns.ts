@@ -6,7 +6,12 @@ export const turnSettings = z
     TURN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000).meta({
       description: "How long a caller turn waits for an answer before the filler is spoken.",
     }),
-    TURN_FILLER_TEXT: z.string().min(1).max(200).default("One moment, please.").meta({ description: "What the caller hears, once per turn, when the answer is late." }),
+    TURN_FILLER_TEXT: z
+      .string()
+      .min(1)
+      .max(200)
+      .default("One moment, please.")
+      .meta({ description: "What the caller hears, once per turn, when the answer is late." }),
     RELAY_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).meta({
       description: "How long the relay waits for an ack before sending an event again.",
     }),

@@ -2,7 +2,6 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { SQLWrapper } from "drizzle-orm";
-import type { Database, Executor } from "./types.js";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -11,9 +10,10 @@ import postgres from "postgres";
 import type { Logger } from "../logger.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { fairPglite } from "./fair-queue.js";
-import { TenantGate } from "./tenant-gate.js";
 import { guardClient, guardTransactions } from "./guard.js";
 import { migrationsFolder } from "./paths.js";
+import { TenantGate } from "./tenant-gate.js";
+import type { Database, Executor } from "./types.js";
 
 // The types live in a leaf file that guard.ts can read too; the rest of core imports them from here.
 export type { Database, Executor, Transaction } from "./types.js";

@@ -77,7 +77,11 @@ export class RequestDeadline {
 
 /** The answer to a request past its deadline (its transaction, if any, was rolled back). */
 export function deadlineExceeded(): AppError {
-  return new AppError("service_unavailable", "The request did not finish within its deadline (the database is slow or unreachable); nothing was changed. Try again shortly.", {
-    headers: { "Retry-After": "1" },
-  });
+  return new AppError(
+    "service_unavailable",
+    "The request did not finish within its deadline (the database is slow or unreachable); nothing was changed. Try again shortly.",
+    {
+      headers: { "Retry-After": "1" },
+    },
+  );
 }

@@ -69,7 +69,10 @@ export function guardClient<T extends Sql | postgres.TransactionSql>(sql: T, gat
       if (property === "begin" || property === "savepoint") {
         return (...args: unknown[]) => {
           const fn = args.pop() as (inner: postgres.TransactionSql) => unknown;
-          const open = () => (target as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[property]!(...args, (inner: postgres.TransactionSql) => fn(guardClient(inner)));
+          const open = () =>
+            (target as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[property]!(...args, (inner: postgres.TransactionSql) =>
+              fn(guardClient(inner)),
+            );
           return gate && property === "begin" ? gate.run(open) : open();
         };
       }
@@ -91,6 +94,10 @@ function throughGate(query: PromiseLike<unknown>, gate: TenantGate): void {
     void gate.run(() => {
       if (pending.cancelled) return Promise.resolve();
       send(q);
-      return Promise.prototype.then.call(query, () => {}, () => {});
+      return Promise.prototype.then.call(
+        query,
+        () => {},
+        () => {},
+      );
     });
 }

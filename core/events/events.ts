@@ -3,12 +3,12 @@ import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
 import { events } from "../db/schema/events.js";
+import type { WebhookRow } from "../db/schema/webhooks.js";
 import { newId } from "../ids.js";
 import { enqueueDelivery } from "../webhooks/deliveries.js";
-import type { WebhookRow } from "../db/schema/webhooks.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";
-import { eventEnvelope, type EnvelopeFields } from "./envelope.js";
-import { deliveryTarget, protocol2, type DeliveryTarget, type SessionMessage } from "./routing.js";
+import { type EnvelopeFields, eventEnvelope } from "./envelope.js";
+import { type DeliveryTarget, deliveryTarget, protocol2, type SessionMessage } from "./routing.js";
 import type { EventEnvelope, EventType } from "./schemas.js";
 
 export interface NewEvent {
@@ -32,12 +32,28 @@ export interface NewEvent {
  * that caused it, so the change, the event and its delivery job commit together or not at all.
  */
 export async function recordEvent(core: Core, tx: Executor, event: NewEvent, now: Date = core.now()): Promise<EventEnvelope> {
-  const envelope = eventEnvelope({ eventId: newId("evt"), agentId: event.agentId, accountId: event.accountId, type: event.type, createdAt: now.toISOString(), payload: event.payload, extras: event.extras });
+  const envelope = eventEnvelope({
+    eventId: newId("evt"),
+    agentId: event.agentId,
+    accountId: event.accountId,
+    type: event.type,
+    createdAt: now.toISOString(),
+    payload: event.payload,
+    extras: event.extras,
+  });
   const target: DeliveryTarget = event.target ?? (await deliveryTarget(tx, event.agentId, now));
   await lockAgentEvents(tx, event.agentId);
   const [row] = await tx
     .insert(events)
-    .values({ eventId: envelope.event_id, accountId: event.accountId, agentId: event.agentId, eventType: event.type, envelope, route: target.route, createdAt: now })
+    .values({
+      eventId: envelope.event_id,
+      accountId: event.accountId,
+      agentId: event.agentId,
+      eventType: event.type,
+      envelope,
+      route: target.route,
+      createdAt: now,
+    })
     .returning({ seq: events.seq });
   if (target.route === "webhook") {
     const typed = protocol2(target) && event.sessionMessage ? await event.sessionMessage(envelope, target.webhook) : null;
@@ -164,8 +180,20 @@ export async function claimEvents(core: Core, accountId: string, filter: EventFi
 export async function peekEvents(core: Core, accountId: string, query: { agent_id?: string | undefined; limit: number }) {
   if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
   const where = pendingFilter(accountId, { agentId: query.agent_id });
-  const sized = await core.db.select({ seq: events.seq, bytes: envelopeBytes }).from(events).where(where).orderBy(asc(events.seq)).limit(query.limit + 1);
+  const sized = await core.db
+    .select({ seq: events.seq, bytes: envelopeBytes })
+    .from(events)
+    .where(where)
+    .orderBy(asc(events.seq))
+    .limit(query.limit + 1);
   const page = fitPage(sized.slice(0, query.limit)).map((r) => r.seq);
-  const rows = page.length === 0 ? [] : await core.db.select({ envelope: events.envelope }).from(events).where(and(inArray(events.seq, page), where)).orderBy(asc(events.seq));
+  const rows =
+    page.length === 0
+      ? []
+      : await core.db
+          .select({ envelope: events.envelope })
+          .from(events)
+          .where(and(inArray(events.seq, page), where))
+          .orderBy(asc(events.seq));
   return { data: rows.map((r) => r.envelope as EventEnvelope), limit: query.limit, has_more: sized.length > page.length };
 }

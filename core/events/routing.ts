@@ -1,13 +1,13 @@
 import { and, eq, gt } from "drizzle-orm";
-import { agents } from "../db/schema/agents.js";
-import { webhooks } from "../db/schema/webhooks.js";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
+import { agents } from "../db/schema/agents.js";
 import { relaySessions } from "../db/schema/relay-sessions.js";
+import type { WebhookRow } from "../db/schema/webhooks.js";
+import { webhooks } from "../db/schema/webhooks.js";
 import { newId } from "../ids.js";
 import { enqueueDelivery } from "../webhooks/deliveries.js";
 import type { Capability } from "../webhooks/schemas.js";
-import type { WebhookRow } from "../db/schema/webhooks.js";
 
 /** A relay holder refreshes its row more often than this; an older row is a dead process's. */
 export const RELAY_LIVENESS_MS = 60_000;

@@ -32,26 +32,22 @@ export const EventEnvelope = z
     call_id: z.string().optional().meta({ description: "call.utterance only" }),
     turn_id: z.string().optional().meta({ description: "call.utterance only: echo it exactly when pushing context" }),
     session_key: z.string().optional().meta({ description: "call.utterance only: one key per call, for the runtime's session" }),
-    conversation: z
-      .array(TranscriptLine)
-      .optional()
-      .meta({ description: "call.utterance only: the call's newest lines, this utterance last: at most 100 lines and 16 KiB of text in all (this utterance whatever its size); conversation_omitted counts the earlier ones" }),
-    conversation_omitted: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .meta({ description: "call.utterance only: how many earlier lines of the call conversation leaves out (0: it is the whole call); read them at transcript_url" }),
+    conversation: z.array(TranscriptLine).optional().meta({
+      description:
+        "call.utterance only: the call's newest lines, this utterance last: at most 100 lines and 16 KiB of text in all (this utterance whatever its size); conversation_omitted counts the earlier ones",
+    }),
+    conversation_omitted: z.number().int().min(0).optional().meta({
+      description: "call.utterance only: how many earlier lines of the call conversation leaves out (0: it is the whole call); read them at transcript_url",
+    }),
     transcript_url: z
       .string()
       .nullable()
       .optional()
       .meta({ description: "call.utterance only: the call's whole transcript; null when the service serves no HTTP (a local stdio MCP install)" }),
-    push_context_url: z
-      .string()
-      .nullable()
-      .optional()
-      .meta({ description: "call.utterance only: where to POST the answer; null when the service serves no HTTP (a local stdio MCP install): answer with the push_context tool" }),
+    push_context_url: z.string().nullable().optional().meta({
+      description:
+        "call.utterance only: where to POST the answer; null when the service serves no HTTP (a local stdio MCP install): answer with the push_context tool",
+    }),
     push_token: z.string().optional().meta({ description: "call.utterance only: Bearer token for push_context_url, good for this call until it ends" }),
   })
   .meta({ id: "Event" });

@@ -1,8 +1,8 @@
 import { loadAgent } from "../agents/agents.js";
-import { extendCurrentDeadline, leaveRequestCount } from "../request-scope.js";
 import { loadCall } from "../calls/call-records.js";
 import type { Core } from "../context.js";
 import { accountCounter } from "../limits.js";
+import { extendCurrentDeadline, leaveRequestCount } from "../request-scope.js";
 import { EVENTS_CREATED_CHANNEL } from "./channels.js";
 import { claimEvents, type EventFilter } from "./events.js";
 

@@ -3,7 +3,7 @@ import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../context.js";
 import { feedback } from "../db/schema/feedback.js";
 import { newId } from "../ids.js";
-import { toPage, type Page } from "../schemas/common.js";
+import { type Page, toPage } from "../schemas/common.js";
 import type { Feedback, ListFeedbackQuery, SubmitFeedbackBody } from "./schemas.js";
 
 type FeedbackRow = typeof feedback.$inferSelect;

@@ -23,7 +23,10 @@ export const SubmitFeedbackBody = z
       .min(1, { abort: true })
       .max(10_000)
       .refine((s) => s.trim().length > 0, "must not be blank")
-      .meta({ description: "What happened. For a bug, what you expected and what happened instead.", example: "Expected the call to +14155550100 to ring; it failed at once with no_active_number." }),
+      .meta({
+        description: "What happened. For a bug, what you expected and what happened instead.",
+        example: "Expected the call to +14155550100 to ring; it failed at once with no_active_number.",
+      }),
     subject: z.string().trim().min(1).max(200).optional().meta({ description: "A one-line summary" }),
     severity: FeedbackSeverity.default("normal"),
     agent_id: z.string().optional().meta({ description: "An agent of your account the report is about (agt_...)" }),

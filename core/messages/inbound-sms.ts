@@ -32,42 +32,71 @@ export async function receiveInboundSms(core: Core, sms: { to: string; from: str
   }
 }
 
-function receive(core: Core, sms: { to: string; from: string; text: string; carrierRef: string }, sameText: (db: Executor) => Promise<InboundSmsDecision | null>) {
+function receive(
+  core: Core,
+  sms: { to: string; from: string; text: string; carrierRef: string },
+  sameText: (db: Executor) => Promise<InboundSmsDecision | null>,
+) {
   const now = core.now();
   return core.db.transaction(async (tx): Promise<InboundSmsDecision> => {
     const known = await sameText(tx);
     if (known) return known;
-    const [number] = await tx.select().from(numbers).where(and(eq(numbers.phoneNumber, sms.to), eq(numbers.status, "active")));
+    const [number] = await tx
+      .select()
+      .from(numbers)
+      .where(and(eq(numbers.phoneNumber, sms.to), eq(numbers.status, "active")));
     if (!number?.agentId) return { accepted: false, reason: "not_in_service" };
     const messageId = newId("msg");
     // Charged before anything is stored: a text the account cannot pay for is refused whole.
     const paid = await tryCharge(
       tx,
-      { accountId: number.accountId, category: "sms", item: "sms.inbound", messageId, numberId: number.numberId, quantity: 1, description: `Text from ${sms.from} to ${sms.to}`, at: now },
+      {
+        accountId: number.accountId,
+        category: "sms",
+        item: "sms.inbound",
+        messageId,
+        numberId: number.numberId,
+        quantity: 1,
+        description: `Text from ${sms.from} to ${sms.to}`,
+        at: now,
+      },
       core.config.rates.smsInbound,
     );
     if (!paid) return { accepted: false, reason: "insufficient_balance" };
     const [conversation] = await tx
       .insert(conversations)
-      .values({ conversationId: newId("conv"), accountId: number.accountId, agentId: number.agentId, remoteNumber: sms.from, messageCount: 1, lastMessageAt: now, createdAt: now, updatedAt: now })
+      .values({
+        conversationId: newId("conv"),
+        accountId: number.accountId,
+        agentId: number.agentId,
+        remoteNumber: sms.from,
+        messageCount: 1,
+        lastMessageAt: now,
+        createdAt: now,
+        updatedAt: now,
+      })
       .onConflictDoUpdate({
         target: [conversations.agentId, conversations.remoteNumber],
         set: { messageCount: sql`${conversations.messageCount} + 1`, lastMessageAt: now, updatedAt: now },
       })
       .returning({ conversationId: conversations.conversationId });
-    const [stored] = await tx.insert(messages).values({
-      messageId,
-      accountId: number.accountId,
-      agentId: number.agentId,
-      conversationId: conversation!.conversationId,
-      numberId: number.numberId,
-      direction: "inbound",
-      fromNumber: sms.from,
-      toNumber: sms.to,
-      text: sms.text,
-      carrierRef: sms.carrierRef,
-      createdAt: now,
-    }).onConflictDoNothing({ target: messages.carrierRef }).returning({ messageId: messages.messageId });
+    const [stored] = await tx
+      .insert(messages)
+      .values({
+        messageId,
+        accountId: number.accountId,
+        agentId: number.agentId,
+        conversationId: conversation!.conversationId,
+        numberId: number.numberId,
+        direction: "inbound",
+        fromNumber: sms.from,
+        toNumber: sms.to,
+        text: sms.text,
+        carrierRef: sms.carrierRef,
+        createdAt: now,
+      })
+      .onConflictDoNothing({ target: messages.carrierRef })
+      .returning({ messageId: messages.messageId });
     if (!stored) throw new AlreadyReceived();
     await recordEvent(
       core,

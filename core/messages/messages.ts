@@ -4,7 +4,7 @@ import type { Core } from "../context.js";
 import { conversations } from "../db/schema/conversations.js";
 import { messages } from "../db/schema/messages.js";
 import { notFound } from "../errors.js";
-import { toPage, type Pagination } from "../schemas/common.js";
+import { type Pagination, toPage } from "../schemas/common.js";
 import type { Conversation, Message } from "./schemas.js";
 
 function presentMessage(row: typeof messages.$inferSelect): Message {
@@ -64,7 +64,12 @@ export async function listConversations(core: Core, accountId: string, query: Pa
     const recent = await core.db
       .selectDistinctOn([messages.conversationId])
       .from(messages)
-      .where(inArray(messages.conversationId, page.map((r) => r.conversationId)))
+      .where(
+        inArray(
+          messages.conversationId,
+          page.map((r) => r.conversationId),
+        ),
+      )
       .orderBy(messages.conversationId, desc(messages.messageId));
     for (const m of recent) latest.set(m.conversationId, m);
   }

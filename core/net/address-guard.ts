@@ -7,12 +7,29 @@ import { BlockList, isIP, type LookupFunction } from "node:net";
 // 6to4), which could smuggle any of the above.
 const blocked = new BlockList();
 for (const [net, prefix] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) blocked.addSubnet(net, prefix, "ipv4");
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const)
+  blocked.addSubnet(net, prefix, "ipv4");
 for (const [net, prefix] of [
-  ["::", 96], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["2002::", 16],
-] as const) blocked.addSubnet(net, prefix, "ipv6");
+  ["::", 96],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["2002::", 16],
+] as const)
+  blocked.addSubnet(net, prefix, "ipv6");
 
 /** How to lift the guard, for the messages that refuse a target: a setting of the server, for development. */
 export const DEVELOPMENT_ONLY = "a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development,";
@@ -60,7 +77,11 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       const list = addresses as unknown as LookupAddress[];
       const usable = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
       if (usable.length === 0) {
-        return callback(Object.assign(new Error(`${hostname} resolves only to private addresses (${DEVELOPMENT_ONLY} allows them)`), { code: "EPRIVATE" }), "", 0);
+        return callback(
+          Object.assign(new Error(`${hostname} resolves only to private addresses (${DEVELOPMENT_ONLY} allows them)`), { code: "EPRIVATE" }),
+          "",
+          0,
+        );
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);

@@ -9,7 +9,7 @@ import type { Executor } from "../db/database.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { toPage, type Pagination } from "../schemas/common.js";
+import { type Pagination, toPage } from "../schemas/common.js";
 import type { BuyNumberBody, PhoneNumberRecord } from "./schemas.js";
 
 type NumberRow = typeof numbers.$inferSelect;
@@ -32,7 +32,10 @@ export function presentNumber(row: NumberRow): PhoneNumberRecord {
 
 /** The account's number row, or a 404 for a missing or foreign id. */
 export async function loadNumber(db: Executor, accountId: string, numberId: string): Promise<NumberRow> {
-  const [row] = await db.select().from(numbers).where(and(eq(numbers.numberId, numberId), eq(numbers.accountId, accountId)));
+  const [row] = await db
+    .select()
+    .from(numbers)
+    .where(and(eq(numbers.numberId, numberId), eq(numbers.accountId, accountId)));
   if (!row) throw notFound("number", numberId);
   return row;
 }
@@ -48,9 +51,11 @@ export async function agentAnswering(db: Executor, accountId: string, phoneNumbe
 }
 
 /** A carrier failure becomes a clear 4xx (or a 502 when the carrier cannot be used). */
-const failedAt = (defaultField: string) => (error: unknown): never => {
-  throw carrierFailure(error, defaultField);
-};
+const failedAt =
+  (defaultField: string) =>
+  (error: unknown): never => {
+    throw carrierFailure(error, defaultField);
+  };
 
 async function isTaken(db: Executor, phoneNumber: string): Promise<boolean> {
   const [row] = await db.select({ numberId: numbers.numberId }).from(numbers).where(eq(numbers.phoneNumber, phoneNumber));
@@ -62,7 +67,12 @@ async function isTaken(db: Executor, phoneNumber: string): Promise<boolean> {
  * that records it: no money, no number (402), and a number the account could not pay for goes
  * back to the carrier.
  */
-export async function buyNumber(core: Core, accountId: string, input: BuyNumberBody, options: { autoRenew?: boolean; leaseDays?: number } = {}): Promise<PhoneNumberRecord> {
+export async function buyNumber(
+  core: Core,
+  accountId: string,
+  input: BuyNumberBody,
+  options: { autoRenew?: boolean; leaseDays?: number } = {},
+): Promise<PhoneNumberRecord> {
   await loadAgent(core.db, accountId, input.agent_id);
   const fee = core.config.rates.numberMonthly[input.number_type];
   const what = `A ${input.number_type} number's first month`;
@@ -103,16 +113,29 @@ export async function buyNumber(core: Core, accountId: string, input: BuyNumberB
         if (!inserted) return null;
         await charge(
           tx,
-          { accountId, category: "number", item: "number.purchase", numberId: inserted.numberId, quantity: 1, description: `${inserted.phoneNumber}: first month`, at: now },
+          {
+            accountId,
+            category: "number",
+            item: "number.purchase",
+            numberId: inserted.numberId,
+            quantity: 1,
+            description: `${inserted.phoneNumber}: first month`,
+            at: now,
+          },
           fee,
           what,
         );
         return inserted;
       })
       .catch(async (error: unknown) => {
-        await core.carrier.releaseNumber(bought).catch((failure: unknown) =>
-          core.logger.error({ err: failure, phone_number: bought.phoneNumber, carrier_ref: bought.carrierRef }, "a number bought but not recorded could not be handed back; release it at the carrier by hand"),
-        );
+        await core.carrier
+          .releaseNumber(bought)
+          .catch((failure: unknown) =>
+            core.logger.error(
+              { err: failure, phone_number: bought.phoneNumber, carrier_ref: bought.carrierRef },
+              "a number bought but not recorded could not be handed back; release it at the carrier by hand",
+            ),
+          );
         throw error;
       });
     if (row) return presentNumber(row);
@@ -140,11 +163,7 @@ export async function listNumbers(
     .select()
     .from(numbers)
     .where(
-      and(
-        eq(numbers.accountId, accountId),
-        eq(numbers.status, query.status ?? "active"),
-        query.agent_id ? eq(numbers.agentId, query.agent_id) : undefined,
-      ),
+      and(eq(numbers.accountId, accountId), eq(numbers.status, query.status ?? "active"), query.agent_id ? eq(numbers.agentId, query.agent_id) : undefined),
     )
     .orderBy(desc(numbers.numberId))
     .limit(query.limit + 1)
@@ -176,7 +195,8 @@ export async function reassignNumber(core: Core, accountId: string, numberId: st
 /** Attaches a number bought elsewhere. A number the service has ever held cannot be attached. */
 export async function attachNumber(core: Core, accountId: string, input: { phone_number: string; agent_id: string }): Promise<PhoneNumberRecord> {
   await loadAgent(core.db, accountId, input.agent_id);
-  const inUse = () => new AppError("number_in_use", `${input.phone_number} is already on the service or was released from it; released numbers are never reused.`);
+  const inUse = () =>
+    new AppError("number_in_use", `${input.phone_number} is already on the service or was released from it; released numbers are never reused.`);
   if (await isTaken(core.db, input.phone_number)) throw inUse();
   const attached = await core.carrier.attachNumber(input.phone_number).catch(failedAt("phone_number"));
   const { country, numberType } = describeNumber(input.phone_number);

@@ -29,7 +29,11 @@ export const BuyNumberBody = z
       .default("US")
       .meta({ description: "ISO 3166-1 alpha-2 (default US)" }),
     number_type: NumberType.default("local"),
-    area_code: z.string().regex(/^\d{2,4}$/, "must be 2 to 4 digits").optional().meta({ example: "415" }),
+    area_code: z
+      .string()
+      .regex(/^\d{2,4}$/, "must be 2 to 4 digits")
+      .optional()
+      .meta({ example: "415" }),
   })
   .meta({ id: "BuyNumberRequest" });
 export type BuyNumberBody = z.infer<typeof BuyNumberBody>;

@@ -5,10 +5,11 @@ import type { Core } from "../context.js";
 import { oauthConnections } from "../db/schema/oauth-connections.js";
 import { oauthRecords } from "../db/schema/oauth-records.js";
 import { notFound } from "../errors.js";
-import { toPage, type Page, type Pagination } from "../schemas/common.js";
+import { type Page, type Pagination, toPage } from "../schemas/common.js";
 import type { Connection } from "./schemas.js";
 
 export type { OAuthPrincipal } from "./principal.js";
+
 import type { OAuthPrincipal } from "./principal.js";
 import { knownScopes } from "./scopes.js";
 import { oauthTokenCache } from "./token-cache.js";
@@ -69,8 +70,13 @@ export async function disconnect(core: Core, accountId: string, connectionId: st
 export async function endConnection(core: Core, connectionId: string): Promise<Date> {
   const at = core.now();
   await core.db.transaction(async (tx) => {
-    await tx.update(oauthConnections).set({ revokedAt: at }).where(and(eq(oauthConnections.connectionId, connectionId), isNull(oauthConnections.revokedAt)));
-    await tx.delete(oauthRecords).where(or(eq(oauthRecords.grantId, connectionId), and(eq(oauthRecords.kind, "Grant"), eq(oauthRecords.idHash, hashToken(connectionId)))));
+    await tx
+      .update(oauthConnections)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthConnections.connectionId, connectionId), isNull(oauthConnections.revokedAt)));
+    await tx
+      .delete(oauthRecords)
+      .where(or(eq(oauthRecords.grantId, connectionId), and(eq(oauthRecords.kind, "Grant"), eq(oauthRecords.idHash, hashToken(connectionId)))));
     // Like a revoked key: every process forgets its tokens and ends what it holds open with them.
     await revokeCredential(core, tx, connectionId);
   });
@@ -96,7 +102,11 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * seen lately (and checks that it was minted for this resource); the answer is cached by the
  * token's hash until the token expires, or its connection ends on any process.
  */
-export async function authenticateOAuthToken(core: Core, token: string, read: (token: string) => Promise<AccessTokenFacts | undefined>): Promise<OAuthPrincipal | null> {
+export async function authenticateOAuthToken(
+  core: Core,
+  token: string,
+  read: (token: string) => Promise<AccessTokenFacts | undefined>,
+): Promise<OAuthPrincipal | null> {
   const cache = oauthTokenCache(core);
   const now = core.now();
   let entry = cache.get(token, Date.now());
@@ -108,7 +118,12 @@ export async function authenticateOAuthToken(core: Core, token: string, read: (t
       .from(oauthConnections)
       .where(and(eq(oauthConnections.connectionId, facts.connectionId), eq(oauthConnections.accountId, facts.accountId), isNull(oauthConnections.revokedAt)));
     if (!connection) return null;
-    const principal: OAuthPrincipal = { accountId: connection.accountId, connectionId: connection.connectionId, scopes: knownScopes(facts.scope), agentId: connection.agentId };
+    const principal: OAuthPrincipal = {
+      accountId: connection.accountId,
+      connectionId: connection.connectionId,
+      scopes: knownScopes(facts.scope),
+      agentId: connection.agentId,
+    };
     entry = cache.set(token, { principal, expiresAtMs: facts.expiresAt * 1000, lastUsedAt: connection.lastUsedAt, cachedAt: Date.now() });
   }
   if (entry.expiresAtMs <= now.getTime()) return null;
@@ -118,7 +133,9 @@ export async function authenticateOAuthToken(core: Core, token: string, read: (t
     await core.db
       .update(oauthConnections)
       .set({ lastUsedAt: now })
-      .where(and(eq(oauthConnections.connectionId, entry.principal.connectionId), or(isNull(oauthConnections.lastUsedAt), lt(oauthConnections.lastUsedAt, stale))));
+      .where(
+        and(eq(oauthConnections.connectionId, entry.principal.connectionId), or(isNull(oauthConnections.lastUsedAt), lt(oauthConnections.lastUsedAt, stale))),
+      );
   }
   return entry.principal;
 }

@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, lt } from "drizzle-orm";
+import { hashToken } from "../auth/tokens.js";
 import type { Core } from "../context.js";
 import { oauthRecords } from "../db/schema/oauth-records.js";
-import { hashToken } from "../auth/tokens.js";
 
 /**
  * The OAuth authorization server's records as rows (core/db/schema/oauth-records.ts): the
@@ -35,13 +35,19 @@ export async function saveOAuthRecord(core: Core, kind: string, id: string, payl
 
 /** The record, with its id and use put back as the server wrote them, or undefined when absent or expired. */
 export async function findOAuthRecord(core: Core, kind: string, id: string): Promise<Payload | undefined> {
-  const [row] = await core.db.select().from(oauthRecords).where(and(eq(oauthRecords.kind, kind), eq(oauthRecords.idHash, hashToken(id))));
+  const [row] = await core.db
+    .select()
+    .from(oauthRecords)
+    .where(and(eq(oauthRecords.kind, kind), eq(oauthRecords.idHash, hashToken(id))));
   return present(core, row, id);
 }
 
 /** A session by its uid (an interaction knows its session by that). */
 export async function findOAuthSessionByUid(core: Core, uid: string): Promise<Payload | undefined> {
-  const [row] = await core.db.select().from(oauthRecords).where(and(eq(oauthRecords.kind, "Session"), eq(oauthRecords.uidHash, hashToken(uid))));
+  const [row] = await core.db
+    .select()
+    .from(oauthRecords)
+    .where(and(eq(oauthRecords.kind, "Session"), eq(oauthRecords.uidHash, hashToken(uid))));
   return present(core, row, undefined);
 }
 

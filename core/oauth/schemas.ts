@@ -5,7 +5,9 @@ import { ALL_SCOPES } from "./scopes.js";
 export const Connection = z
   .object({
     connection_id: z.string().meta({ description: "`conn_...`: disconnect it with DELETE /v1/auth/connections/{connection_id}" }),
-    client_id: z.string().meta({ description: "The client's OAuth client_id: random for a registered client, a URL for one that publishes a client ID metadata document" }),
+    client_id: z
+      .string()
+      .meta({ description: "The client's OAuth client_id: random for a registered client, a URL for one that publishes a client ID metadata document" }),
     client_name: z.string().meta({ description: "What the client calls itself, as the consent page showed it" }),
     redirect_host: z.string().meta({ description: "Where its authorization answer went" }),
     scopes: z.array(z.enum(ALL_SCOPES)).meta({ description: "What it may do" }),
@@ -19,6 +21,4 @@ export type Connection = z.infer<typeof Connection>;
 
 export const ConnectionIdParams = z.object({ connection_id: z.string() });
 
-export const Disconnected = z
-  .object({ connection_id: z.string(), disconnected: z.literal(true), disconnected_at: Timestamp })
-  .meta({ id: "Disconnected" });
+export const Disconnected = z.object({ connection_id: z.string(), disconnected: z.literal(true), disconnected_at: Timestamp }).meta({ id: "Disconnected" });

@@ -4,7 +4,8 @@
  */
 export const OAUTH_SCOPES = {
   "agentline:read": "See your agents, numbers, calls and transcripts, texts, pending events, webhooks, balance and usage.",
-  "agentline:write": "Change what costs nothing: create, edit and delete agents, move and release numbers, set webhooks, take events and speak and hang up on calls.",
+  "agentline:write":
+    "Change what costs nothing: create, edit and delete agents, move and release numbers, set webhooks, take events and speak and hang up on calls.",
   "agentline:spend": "Spend your balance: buy phone numbers and place calls (and, on the sandbox, simulate inbound calls and texts).",
 } as const;
 

@@ -104,7 +104,10 @@ export async function relayBacklog(core: Core, agentId: string, inFlight: string
  */
 export function ackRelayEvents(core: Core, agentId: string, eventIds: string[]): Promise<void> {
   if (eventIds.length === 0) return Promise.resolve();
-  return ackBatches(core, eventIds.map((id) => [agentId, id]));
+  return ackBatches(
+    core,
+    eventIds.map((id) => [agentId, id]),
+  );
 }
 
 // An id counts only for the agent whose socket acknowledged it: the pairs are matched as rows.

@@ -73,7 +73,11 @@ export async function redeemRelayTicket(core: Core, ticket: string, agentId: str
     .delete(relayTickets)
     .where(and(eq(relayTickets.ticketHash, hashToken(ticket)), gt(relayTickets.expiresAt, core.now())))
     .returning({ accountId: relayTickets.accountId, credentialId: relayTickets.credentialId, agentId: relayTickets.agentId });
-  if (!row) throw new AppError("unauthorized", "The relay ticket is unknown, expired or already used (or the key that minted it was revoked); get a new one with POST /v1/events/ws/ticket.");
+  if (!row)
+    throw new AppError(
+      "unauthorized",
+      "The relay ticket is unknown, expired or already used (or the key that minted it was revoked); get a new one with POST /v1/events/ws/ticket.",
+    );
   if (agentId !== null && row.agentId !== agentId) throw new AppError("unauthorized", `The relay ticket was issued for agent ${row.agentId}, not ${agentId}.`);
   return { accountId: row.accountId, credentialId: row.credentialId };
 }

@@ -22,6 +22,7 @@ export function readClientFrame(data: string): { frame: Record<string, unknown> 
   // JSON.parse refuses a raw NUL, and ws refuses text that is not UTF-8: such text can only come
   // as a \u escape. Most frames have none and skip the walk (a live turn's frames among them).
   const bad = data.includes("\\u") ? unstorableString(frame) : undefined;
-  if (bad !== undefined) return { error: { type: "error", code: "validation_error", field: bad || "frame", message: `${bad || "the frame"} ${UNSTORABLE_MESSAGE}` } };
+  if (bad !== undefined)
+    return { error: { type: "error", code: "validation_error", field: bad || "frame", message: `${bad || "the frame"} ${UNSTORABLE_MESSAGE}` } };
   return { frame: frame !== null && typeof frame === "object" ? (frame as Record<string, unknown>) : {} };
 }

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { AppError, quoted, type FieldError } from "../errors.js";
+import { AppError, type FieldError, quoted } from "../errors.js";
 
 /** The most fields one validation error lists. */
 export const MAX_LISTED_ERRORS = 20;

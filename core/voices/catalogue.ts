@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { toPage, type Page, type Pagination } from "../schemas/common.js";
+import { type Page, type Pagination, toPage } from "../schemas/common.js";
 
 /**
  * The voice presets the service offers. Each maps onto a text-to-speech voice that Twilio

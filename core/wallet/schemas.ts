@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Agent, UpdateAgentBody } from "../agents/schemas.js";
-import { BuyNumberBody, PhoneNumberRecord } from "../numbers/schemas.js";
 import { formatMicros, Money, USD_AMOUNT } from "../billing/money.js";
+import { BuyNumberBody, PhoneNumberRecord } from "../numbers/schemas.js";
 import { PhoneNumber } from "../schemas/common.js";
 
 export const WalletBuyBody = BuyNumberBody.omit({ agent_id: true })
@@ -33,11 +33,14 @@ export function topupQuery(bounds: { minMicros: number; maxMicros: number }) {
 
 export const TopupResult = z
   .object({
-    agent_token: z.string().nullable().meta({
-      description:
-        "Send as 'Authorization: Bearer at_...' on /v1/x402 routes. Paid with no credential: a new token, shown once. With an agent_token: that token. " +
-        "With an API key: null (POST /v1/auth/agent-tokens mints one explicitly).",
-    }),
+    agent_token: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "Send as 'Authorization: Bearer at_...' on /v1/x402 routes. Paid with no credential: a new token, shown once. With an agent_token: that token. " +
+          "With an API key: null (POST /v1/auth/agent-tokens mints one explicitly).",
+      }),
     account_id: z.string(),
     payer: z.string().meta({ description: "The wallet that paid" }),
     credited: Money,

@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { createAgent, presentAgent } from "../agents/agents.js";
-import { charge, balanceOf } from "../billing/ledger.js";
+import { balanceOf, charge } from "../billing/ledger.js";
 import { formatMicros } from "../billing/money.js";
 import { placeCall } from "../calls/place-call.js";
 import type { Core } from "../context.js";
@@ -26,10 +26,19 @@ export async function walletAgent(core: Core, accountId: string) {
 }
 
 /** Buys a number on a 30-day lease, creating the wallet's agent with the first one. */
-export async function buyWalletNumber(core: Core, accountId: string, input: { country: string; number_type: "local" | "toll_free" | "mobile"; area_code?: string | undefined; agent_name?: string | undefined }) {
+export async function buyWalletNumber(
+  core: Core,
+  accountId: string,
+  input: { country: string; number_type: "local" | "toll_free" | "mobile"; area_code?: string | undefined; agent_name?: string | undefined },
+) {
   const existing = await findWalletAgent(core, accountId);
   const agent = existing ? presentAgent(existing) : await createAgent(core, accountId, { name: input.agent_name ?? "Wallet agent" });
-  const number = await buyNumber(core, accountId, { agent_id: agent.agent_id, country: input.country, number_type: input.number_type, area_code: input.area_code }, { autoRenew: false, leaseDays: LEASE_DAYS });
+  const number = await buyNumber(
+    core,
+    accountId,
+    { agent_id: agent.agent_id, country: input.country, number_type: input.number_type, area_code: input.area_code },
+    { autoRenew: false, leaseDays: LEASE_DAYS },
+  );
   return { number, agent, balance: formatMicros(await balanceOf(core.db, accountId)), currency: "USD" as const };
 }
 

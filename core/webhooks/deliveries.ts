@@ -1,13 +1,13 @@
 import { randomInt } from "node:crypto";
-import { alias } from "drizzle-orm/pg-core";
 import { and, asc, eq, exists, gt, inArray, lt, lte, not, notInArray, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import type { Core } from "../context.js";
 import type { Executor, Transaction } from "../db/database.js";
 import { events } from "../db/schema/events.js";
-import { EVENTS_CREATED_CHANNEL, WEBHOOKS_DUE_CHANNEL } from "../events/channels.js";
 import { turns } from "../db/schema/turns.js";
 import { webhookAttempts } from "../db/schema/webhook-attempts.js";
 import { webhookDeliveries } from "../db/schema/webhook-deliveries.js";
+import { EVENTS_CREATED_CHANNEL, WEBHOOKS_DUE_CHANNEL } from "../events/channels.js";
 import { newId } from "../ids.js";
 import { isDelivered, type PostOutcome } from "./http-post.js";
 
@@ -133,7 +133,12 @@ export async function claimDueDeliveries(core: Core, options: ClaimOptions): Pro
       .where(and(inArray(webhookAttempts.deliveryId, ids), eq(webhookAttempts.error, IN_FLIGHT)));
     return tx
       .update(d)
-      .set({ status: "sending", attempts: sql`${d.attempts} + 1`, claimedUntil: new Date(now.getTime() + core.config.webhookTimeoutMs + 5_000), updatedAt: now })
+      .set({
+        status: "sending",
+        attempts: sql`${d.attempts} + 1`,
+        claimedUntil: new Date(now.getTime() + core.config.webhookTimeoutMs + 5_000),
+        updatedAt: now,
+      })
       .where(inArray(d.deliveryId, ids))
       .returning();
   });
@@ -192,7 +197,10 @@ export async function recordAttempt(core: Core, job: DeliveryJob, attemptId: num
       .where(eq(webhookAttempts.attemptId, attemptId));
     const last = { attempts: attempt, lastStatusCode: outcome.statusCode, lastError: error, updatedAt: now };
     if (succeeded) {
-      await tx.update(webhookDeliveries).set({ ...last, status: "succeeded", completedAt: now, claimedUntil: null }).where(eq(webhookDeliveries.deliveryId, job.deliveryId));
+      await tx
+        .update(webhookDeliveries)
+        .set({ ...last, status: "succeeded", completedAt: now, claimedUntil: null })
+        .where(eq(webhookDeliveries.deliveryId, job.deliveryId));
       if (job.eventSeq !== null) {
         await tx
           .update(events)
@@ -223,12 +231,21 @@ export async function recordAttempt(core: Core, job: DeliveryJob, attemptId: num
  */
 export async function abandonDelivery(core: Core, tx: Transaction, job: DeliveryJob): Promise<void> {
   const now = core.now();
-  await tx.update(webhookDeliveries).set({ status: "abandoned", completedAt: now, claimedUntil: null, updatedAt: now }).where(eq(webhookDeliveries.deliveryId, job.deliveryId));
+  await tx
+    .update(webhookDeliveries)
+    .set({ status: "abandoned", completedAt: now, claimedUntil: null, updatedAt: now })
+    .where(eq(webhookDeliveries.deliveryId, job.deliveryId));
   if (job.eventSeq !== null) {
-    await tx.update(events).set({ route: "mailbox" }).where(and(eq(events.seq, job.eventSeq), eq(events.status, "pending")));
+    await tx
+      .update(events)
+      .set({ route: "mailbox" })
+      .where(and(eq(events.seq, job.eventSeq), eq(events.status, "pending")));
     await core.bus.publish(EVENTS_CREATED_CHANNEL, { agent_id: job.agentId, account_id: job.accountId }, { tx });
   }
   if (job.turnId) {
-    await tx.update(turns).set({ status: "abandoned", closedAt: now }).where(and(eq(turns.turnId, job.turnId), eq(turns.status, "open")));
+    await tx
+      .update(turns)
+      .set({ status: "abandoned", closedAt: now })
+      .where(and(eq(turns.turnId, job.turnId), eq(turns.status, "open")));
   }
 }

@@ -19,7 +19,13 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * guard refuses: core/net/guarded-request.ts checks it at every delivery). Never throws.
  * Redirects are not followed: a webhook answers where it is configured.
  */
-export async function postWebhook(options: { url: string; headers: Record<string, string>; body: string; timeoutMs: number; allowPrivate: boolean }): Promise<PostOutcome> {
+export async function postWebhook(options: {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  allowPrivate: boolean;
+}): Promise<PostOutcome> {
   const { statusCode, error, latencyMs } = await guardedRequest({ ...options, method: "POST", maxResponseBytes: MAX_RESPONSE_BYTES });
   return { statusCode, error, latencyMs };
 }

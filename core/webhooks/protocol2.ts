@@ -1,6 +1,6 @@
 import { and, desc, eq, ne, or } from "drizzle-orm";
 import type { CallRow } from "../calls/call-records.js";
-import { readLastLines, type ConversationWindow } from "../calls/conversation-window.js";
+import { type ConversationWindow, readLastLines } from "../calls/conversation-window.js";
 import type { Executor } from "../db/database.js";
 import { calls } from "../db/schema/calls.js";
 import { messages } from "../db/schema/messages.js";
@@ -78,7 +78,12 @@ export function taskOpen(envelope: EventEnvelope): SessionMessage {
   return {
     type: "call.task.open",
     body: {
-      ...base("call.task.open", envelope.event_id, { agentId: envelope.agent_id, accountId: envelope.account_id, callId: envelope.call_id! }, envelope.created_at),
+      ...base(
+        "call.task.open",
+        envelope.event_id,
+        { agentId: envelope.agent_id, accountId: envelope.account_id, callId: envelope.call_id! },
+        envelope.created_at,
+      ),
       session_key: envelope.session_key,
       task_id: envelope.turn_id,
       text: payload.text,
@@ -96,7 +101,15 @@ export function taskOpen(envelope: EventEnvelope): SessionMessage {
 export function taskAmend(
   id: string,
   call: CallRow,
-  task: { turnId: string; text: string; fullText: string; conversation: ConversationWindow; transcriptUrl: string | null; pushContextUrl: string | null; pushToken: string },
+  task: {
+    turnId: string;
+    text: string;
+    fullText: string;
+    conversation: ConversationWindow;
+    transcriptUrl: string | null;
+    pushContextUrl: string | null;
+    pushToken: string;
+  },
   createdAt: Date,
 ): SessionMessage {
   return {
@@ -125,7 +138,12 @@ export function sessionEnd(envelope: EventEnvelope): SessionMessage {
   return {
     type: "call.session.end",
     body: {
-      ...base("call.session.end", envelope.event_id, { agentId: envelope.agent_id, accountId: envelope.account_id, callId: String(p.call_id) }, envelope.created_at),
+      ...base(
+        "call.session.end",
+        envelope.event_id,
+        { agentId: envelope.agent_id, accountId: envelope.account_id, callId: String(p.call_id) },
+        envelope.created_at,
+      ),
       status: p.status,
       ended_by: p.ended_by,
       answered_at: p.answered_at,

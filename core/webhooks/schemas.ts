@@ -81,7 +81,9 @@ export const SetWalletWebhookBody = WebhookFields.omit({ agent_id: true })
 /** What setting a webhook answers: the webhook, and whether its secret changed. */
 export const SetWebhookResult = Webhook.extend({
   secret: z.string().meta({ description: "In full when it was just created or changed; masked (`whsec_…abcd`) when the webhook kept its secret." }),
-  secret_changed: z.boolean().meta({ description: "True when this request set a new secret (creation, a given secret, or rotate_secret): receivers must use the new one." }),
+  secret_changed: z
+    .boolean()
+    .meta({ description: "True when this request set a new secret (creation, a given secret, or rotate_secret): receivers must use the new one." }),
 }).meta({ id: "SetWebhookResult" });
 export type SetWebhookResult = z.infer<typeof SetWebhookResult>;
 

@@ -2,21 +2,20 @@ import { randomBytes } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
 import { loadAgent } from "../agents/agents.js";
 import type { Core } from "../context.js";
-import { extendCurrentDeadline } from "../request-scope.js";
-import { IN_FLIGHT } from "./deliveries.js";
 import type { Executor } from "../db/database.js";
 import { webhookAttempts } from "../db/schema/webhook-attempts.js";
+import type { WebhookRow } from "../db/schema/webhooks.js";
 import { webhooks } from "../db/schema/webhooks.js";
 import { AppError } from "../errors.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
-import { toPage, type Pagination } from "../schemas/common.js";
-import type { Capability, SetWebhookBody, SetWebhookResult, Webhook } from "./schemas.js";
+import { extendCurrentDeadline } from "../request-scope.js";
+import { type Pagination, toPage } from "../schemas/common.js";
+import { IN_FLIGHT } from "./deliveries.js";
 import { isDelivered } from "./http-post.js";
+import type { Capability, SetWebhookBody, SetWebhookResult, Webhook } from "./schemas.js";
 import { openSecret, sealSecret } from "./secret-box.js";
 import { webhookUrlProblem } from "./url-guard.js";
-
-import type { WebhookRow } from "../db/schema/webhooks.js";
 
 function secretKey(core: Core): Buffer {
   return core.secrets.derive("webhook-secrets");
@@ -72,7 +71,15 @@ export async function setWebhook(core: Core, accountId: string, input: SetWebhoo
   };
   const [row] = await core.db
     .insert(webhooks)
-    .values({ webhookId: newId("wh"), accountId, agentId: input.agent_id, createdAt: now, secretCiphertext: sealSecret(secretKey(core), secret), secretLastFour: secret.slice(-4), ...values })
+    .values({
+      webhookId: newId("wh"),
+      accountId,
+      agentId: input.agent_id,
+      createdAt: now,
+      secretCiphertext: sealSecret(secretKey(core), secret),
+      secretLastFour: secret.slice(-4),
+      ...values,
+    })
     .onConflictDoUpdate({ target: webhooks.agentId, set: values })
     .returning();
   return { webhook: { ...present(row!, changed ? secret : undefined), secret_changed: changed }, created: !existing };
@@ -137,7 +144,8 @@ export async function testWebhook(core: Core, accountId: string, agentId: string
       const delivered = isDelivered(attempt.statusCode);
       return { event_id: event.event_id, delivered, status_code: attempt.statusCode, latency_ms: attempt.latencyMs, error: attempt.error };
     }
-    if (Date.now() > deadline) return { event_id: event.event_id, delivered: false, status_code: null, latency_ms: null, error: "no attempt yet; see GET /v1/webhooks/deliveries" };
+    if (Date.now() > deadline)
+      return { event_id: event.event_id, delivered: false, status_code: null, latency_ms: null, error: "no attempt yet; see GET /v1/webhooks/deliveries" };
     await new Promise((r) => setTimeout(r, 25));
   }
 }

@@ -1,7 +1,7 @@
 import type { Core } from "../context.js";
 import { WEBHOOKS_DUE_CHANNEL } from "../events/channels.js";
-import { abandonDelivery, claimDueDeliveries, recordAttempt, recordAttemptStart, type DeliveryJob, type DeliveryLane } from "./deliveries.js";
-import { isDelivered, postWebhook, type PostOutcome } from "./http-post.js";
+import { abandonDelivery, claimDueDeliveries, type DeliveryJob, type DeliveryLane, recordAttempt, recordAttemptStart } from "./deliveries.js";
+import { isDelivered, type PostOutcome, postWebhook } from "./http-post.js";
 import { ReceiverBreakers } from "./receiver-breakers.js";
 import { signatureHeaders } from "./signing.js";
 import { findWebhook, webhookSecret } from "./webhooks.js";
@@ -84,7 +84,8 @@ export class DeliveryWorker {
     for (const [webhookId, count] of used) receiverRoom.set(webhookId, perReceiver - count);
     // A live turn is tried whatever the breaker says: a caller is waiting, and it gives up fast.
     if (lane !== "live") {
-      for (const [webhookId, allowed] of this.breakers.limits()) receiverRoom.set(webhookId, Math.min(receiverRoom.get(webhookId) ?? perReceiver, allowed - (used.get(webhookId) ?? 0)));
+      for (const [webhookId, allowed] of this.breakers.limits())
+        receiverRoom.set(webhookId, Math.min(receiverRoom.get(webhookId) ?? perReceiver, allowed - (used.get(webhookId) ?? 0)));
     }
     for (const [webhookId, left] of receiverRoom) if (left <= 0) skipWebhooks.push(webhookId);
     const jobs = await claimDueDeliveries(this.core, { lane, limit: room, skipWebhooks, receiverRoom, perReceiver });
@@ -122,7 +123,13 @@ export class DeliveryWorker {
         "x-service-event": job.messageType,
         "x-service-event-id": job.messageId,
         "x-service-delivery-attempt": String(job.attempts),
-        ...signatureHeaders({ secret: webhookSecret(core, webhook), signatureHeader: webhook.signatureHeader, messageId: job.messageId, body, timestamp: core.now() }),
+        ...signatureHeaders({
+          secret: webhookSecret(core, webhook),
+          signatureHeader: webhook.signatureHeader,
+          messageId: job.messageId,
+          body,
+          timestamp: core.now(),
+        }),
       },
     });
     if (lane !== "live") this.breakers.record(job.webhookId, answered(outcome));

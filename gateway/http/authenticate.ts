@@ -42,9 +42,13 @@ async function authenticateMcp(core: Core, token: string | undefined): Promise<A
   if (token.startsWith("at_")) {
     const principal = await authenticateAgentToken(core, token);
     if (!principal) {
-      throw new AppError("unauthorized", "The agent_token is invalid or has been revoked. Get one from the top-up route, /v1/billing/topup/x402/pay, or POST /v1/auth/agent-tokens with an API key.", {
-        headers: mcpChallenge(core, "invalid_token"),
-      });
+      throw new AppError(
+        "unauthorized",
+        "The agent_token is invalid or has been revoked. Get one from the top-up route, /v1/billing/topup/x402/pay, or POST /v1/auth/agent-tokens with an API key.",
+        {
+          headers: mcpChallenge(core, "invalid_token"),
+        },
+      );
     }
     return { kind: "agent_token", accountId: principal.accountId, tokenId: principal.tokenId };
   }
@@ -77,9 +81,13 @@ export async function authenticate(core: Core, policy: AuthPolicy, req: Request)
   if (token?.startsWith("at_") && (paying || policy === "api_key_or_agent_token")) {
     const principal = await authenticateAgentToken(core, token);
     if (!principal) {
-      throw new AppError("unauthorized", "The agent_token is invalid or has been revoked. Get one from the top-up route, /v1/billing/topup/x402/pay, or POST /v1/auth/agent-tokens with an API key.", {
-        headers: challenge("invalid_token"),
-      });
+      throw new AppError(
+        "unauthorized",
+        "The agent_token is invalid or has been revoked. Get one from the top-up route, /v1/billing/topup/x402/pay, or POST /v1/auth/agent-tokens with an API key.",
+        {
+          headers: challenge("invalid_token"),
+        },
+      );
     }
     const { accountId, tokenId } = principal;
     return policy === "payment"
@@ -87,10 +95,16 @@ export async function authenticate(core: Core, policy: AuthPolicy, req: Request)
       : ({ kind: "agent_token", accountId, tokenId } satisfies AgentTokenAuth);
   }
   if (policy === "agent_token_or_payment") {
-    throw new AppError("unauthorized", "These routes take an agent_token ('Authorization: Bearer at_...') or a payment (x402 or MPP), not an API key. API keys use the /v1 routes.", { headers: challenge("invalid_token") });
+    throw new AppError(
+      "unauthorized",
+      "These routes take an agent_token ('Authorization: Bearer at_...') or a payment (x402 or MPP), not an API key. API keys use the /v1 routes.",
+      { headers: challenge("invalid_token") },
+    );
   }
   if (!token) {
-    throw new AppError("unauthorized", "Missing API key. Send it as 'Authorization: Bearer sk_...'; get one with POST /v1/auth/otp and /v1/auth/verify.", { headers: challenge() });
+    throw new AppError("unauthorized", "Missing API key. Send it as 'Authorization: Bearer sk_...'; get one with POST /v1/auth/otp and /v1/auth/verify.", {
+      headers: challenge(),
+    });
   }
   if (policy === "api_key_or_push_token" && token.startsWith("pt_")) return { kind: "push_token", token } satisfies PushTokenAuth;
   // Every policy left takes an API key; a new policy fails to compile here until it is handled above.
@@ -99,6 +113,7 @@ export async function authenticate(core: Core, policy: AuthPolicy, req: Request)
   if (wrongKind) throw new AppError("unauthorized", wrongKind, { headers: challenge("invalid_token") });
   const principal = await authenticateApiKey(core, token);
   if (!principal) throw new AppError("unauthorized", "The API key is invalid or has been revoked.", { headers: challenge("invalid_token") });
-  if (policy === "payment") return { kind: "unpaid", accountId: principal.accountId, credential: { kind: "api_key", id: principal.keyId } } satisfies UnpaidAuth;
+  if (policy === "payment")
+    return { kind: "unpaid", accountId: principal.accountId, credential: { kind: "api_key", id: principal.keyId } } satisfies UnpaidAuth;
   return { kind: "api_key", ...principal } satisfies ApiKeyAuth;
 }

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from "express";
 import { deadlineExceeded, RequestDeadline } from "../../core/db/deadline.js";
-import { inRequestScope } from "../../core/request-scope.js";
 import type { Logger } from "../../core/logger.js";
+import { inRequestScope } from "../../core/request-scope.js";
 import { sendProblem } from "./problem.js";
 
 /**

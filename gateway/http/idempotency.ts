@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { beginIdempotent, finishIdempotent, releaseIdempotent } from "../../core/idempotency.js";
-import { idempotencyRefusal, takesIdempotencyKey, type Operation } from "../../discovery/operation.js";
+import { idempotencyRefusal, type Operation, takesIdempotencyKey } from "../../discovery/operation.js";
 import type { Caller } from "./principal.js";
 import type { Reply } from "./reply.js";
 import { replay, storable } from "./stored-answers.js";
@@ -33,7 +33,8 @@ export function idempotencyKeyOf(op: Operation, header: string | undefined, call
     throw headerProblem(`is not supported on ${where}: ${why}`, `Idempotency-Key is not supported on ${where}: ${why}.`);
   }
   if (caller.kind === "unpaid") {
-    const why = "a request paid with a payment is made safe to retry by sending the same payment again (it gets the same answer); send an agent_token to use an Idempotency-Key";
+    const why =
+      "a request paid with a payment is made safe to retry by sending the same payment again (it gets the same answer); send an agent_token to use an Idempotency-Key";
     throw headerProblem(`is not supported with a payment: ${why}`, `Idempotency-Key is not supported with a payment: ${why}.`);
   }
   if (!/^[\x21-\x7e]{1,255}$/.test(header)) {

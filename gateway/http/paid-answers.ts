@@ -53,5 +53,10 @@ async function withPaymentNote(core: Core, { principal, payment, receiptHeaders 
     test_money: payment.testMoney,
     detail: `Your payment of ${formatMicros(payment.amountMicros)} USD was credited to this wallet's balance before the request was refused, and stays there: ${spend}`,
   };
-  return new AppError(error.code, error.detail, { errors: error.errors, headers: { ...receiptHeaders, ...error.headers }, extra: { ...error.extra, payment: note }, cause: error.cause });
+  return new AppError(error.code, error.detail, {
+    errors: error.errors,
+    headers: { ...receiptHeaders, ...error.headers },
+    extra: { ...error.extra, payment: note },
+    cause: error.cause,
+  });
 }

@@ -76,7 +76,15 @@ function howToPay(req: Request, price: number): string {
   );
 }
 
-function paymentProblem(req: Request, engine: PaymentEngine, route: Operation, code: "payment_required" | "insufficient_balance", price: number, headers: Headers, reason?: string): AppError {
+function paymentProblem(
+  req: Request,
+  engine: PaymentEngine,
+  route: Operation,
+  code: "payment_required" | "insufficient_balance",
+  price: number,
+  headers: Headers,
+  reason?: string,
+): AppError {
   const challengeHeaders: Record<string, string> = {};
   headers.forEach((value, name) => {
     if (name !== "content-type" && name !== "content-length") challengeHeaders[name] = value;
@@ -89,7 +97,14 @@ function paymentProblem(req: Request, engine: PaymentEngine, route: Operation, c
   const refused = reason ? `Payment refused: ${reason.replace(/\.+$/, "")}. ` : "";
   return new AppError(code, `${refused}${howToPay(req, price)}`, {
     headers: challengeHeaders,
-    extra: { price: formatMicros(price), currency: "USD", payment_methods: ["x402", "mpp"], topup: `${base}/v1/billing/topup/x402/pay`, discovery: `${base}/.well-known/agent-payments.json`, ...v1 },
+    extra: {
+      price: formatMicros(price),
+      currency: "USD",
+      payment_methods: ["x402", "mpp"],
+      topup: `${base}/v1/billing/topup/x402/pay`,
+      discovery: `${base}/.well-known/agent-payments.json`,
+      ...v1,
+    },
   });
 }
 
@@ -111,7 +126,12 @@ export async function pay(core: Core, route: Operation, req: Request, caller: Ag
   // An agent token whose balance falls short may come with a payment: it is credited to the
   // token's account like any other, never settled and then dropped.
   const scope = `${route.method.toUpperCase()} ${route.path}`;
-  const collected = await engine.collect(toFetchRequest(req), price, { scope, requestHash: fingerprint(req), description: route.summary, besideAuth: req.get("authorization") !== undefined });
+  const collected = await engine.collect(toFetchRequest(req), price, {
+    scope,
+    requestHash: fingerprint(req),
+    description: route.summary,
+    besideAuth: req.get("authorization") !== undefined,
+  });
   if (collected.kind === "challenge") {
     const code = caller.kind === "agent_token" ? "insufficient_balance" : "payment_required";
     return { kind: "payment-required", problem: paymentProblem(req, engine, route, code, price, collected.headers, collected.reason) };
@@ -133,7 +153,12 @@ export async function pay(core: Core, route: Operation, req: Request, caller: Ag
   const credential = caller.kind === "unpaid" ? (caller.credential ?? null) : null;
   const principal: WalletAuth | PaymentAuth =
     route.auth === "payment" ? { kind: "payment", accountId, settlementId, payer, amountMicros, credential } : { kind: "wallet", accountId, settlementId };
-  return { kind: "paid", principal, receiptHeaders, payment: { settlementId, payer, amountMicros, walletOwnAccount: caller.kind === "unpaid" && !caller.credential, testMoney } };
+  return {
+    kind: "paid",
+    principal,
+    receiptHeaders,
+    payment: { settlementId, payer, amountMicros, walletOwnAccount: caller.kind === "unpaid" && !caller.credential, testMoney },
+  };
 }
 
 const engines = new WeakMap<Core, Promise<PaymentEngine>>();

@@ -3,13 +3,13 @@ import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { authenticate } from "./authenticate.js";
 import { servingRequest } from "./deadline.js";
-import { idempotencyKeyOf, runIdempotent, type IdempotencyKey } from "./idempotency.js";
+import { type IdempotencyKey, idempotencyKeyOf, runIdempotent } from "./idempotency.js";
 import { admit } from "./in-flight.js";
 import { keepPaidAnswer, refusedAfterPayment } from "./paid-answers.js";
-import { free, pay, type Proceed } from "./payment-gate.js";
+import { free, type Proceed, pay } from "./payment-gate.js";
 import type { Caller } from "./principal.js";
 import { Reply } from "./reply.js";
-import { fingerprint, locateFieldErrors, validateRequest, type RequestInput } from "./request-input.js";
+import { fingerprint, locateFieldErrors, type RequestInput, validateRequest } from "./request-input.js";
 import type { Route } from "./route.js";
 
 /**
@@ -37,10 +37,7 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
     const input = validate(route, req, caller);
     // Who pays: an unpaid request, and an agent token on a priced route. The rest, most requests,
     // are free, and wait on nothing here.
-    const payment =
-      caller.kind === "unpaid" || (caller.kind === "agent_token" && route.price)
-        ? await pay(core, route, req, caller, input)
-        : free(caller);
+    const payment = caller.kind === "unpaid" || (caller.kind === "agent_token" && route.price) ? await pay(core, route, req, caller, input) : free(caller);
     if (payment.kind === "payment-required") throw payment.problem;
     if (payment.kind === "replay") {
       if (payment.answer instanceof AppError) throw payment.answer;
@@ -59,7 +56,11 @@ async function serve(route: Route, core: Core, req: Request, res: Response): Pro
 /** express answers HEAD with the GET handler; on a consuming read that would consume what it never shows. */
 function refuseHeadOfConsumingRead(route: Route, req: Request): void {
   if (route.consumes && req.method === "HEAD") {
-    throw new AppError("method_not_allowed", `HEAD is not allowed on ${req.path}: reading it consumes events. Use GET, or GET /v1/events/peek to look without consuming.`, { headers: { Allow: "GET" } });
+    throw new AppError(
+      "method_not_allowed",
+      `HEAD is not allowed on ${req.path}: reading it consumes events. Use GET, or GET /v1/events/peek to look without consuming.`,
+      { headers: { Allow: "GET" } },
+    );
   }
 }
 

@@ -29,7 +29,14 @@ export type WalletAuth = { kind: "wallet"; accountId: string; settlementId: stri
  * A settled payment (the top-up): who paid, how much, the account it was credited to, and the
  * credential that named that account (none: the payer's own wallet account).
  */
-export type PaymentAuth = { kind: "payment"; accountId: string; settlementId: string; payer: `0x${string}`; amountMicros: number; credential: PayingCredential | null };
+export type PaymentAuth = {
+  kind: "payment";
+  accountId: string;
+  settlementId: string;
+  payer: `0x${string}`;
+  amountMicros: number;
+  credential: PayingCredential | null;
+};
 
 /** Who a request is from, or acts for: one union, narrowed by `kind`. */
 export type Principal = Anonymous | ApiKeyAuth | PushTokenAuth | AgentTokenAuth | OAuthAuth | UnpaidAuth | WalletAuth | PaymentAuth;
@@ -64,5 +71,7 @@ export function accountOf(caller: Caller): string | null {
 
 /** The credential behind a request authenticated by an API key or an agent token. */
 export function actorOf(auth: ApiKeyAuth | AgentTokenAuth): Actor {
-  return auth.kind === "api_key" ? { accountId: auth.accountId, kind: "api_key", id: auth.keyId } : { accountId: auth.accountId, kind: "agent_token", id: auth.tokenId };
+  return auth.kind === "api_key"
+    ? { accountId: auth.accountId, kind: "api_key", id: auth.keyId }
+    : { accountId: auth.accountId, kind: "agent_token", id: auth.tokenId };
 }

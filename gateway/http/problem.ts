@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
-import { AppError, ERROR_CODES, quoted, unavailableDependency, type ErrorCode } from "../../core/errors.js";
+import { AppError, ERROR_CODES, type ErrorCode, quoted, unavailableDependency } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Operation } from "../../discovery/operation.js";
 
@@ -76,16 +76,19 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     // Only the request id: the cause is in the log, never in the response.
-    res.status(500).type("application/problem+json").send(
-      JSON.stringify({
-        type: problemTypeUri(req, "internal_error"),
-        title: ERROR_CODES.internal_error.title,
-        status: 500,
-        detail: `An unexpected error occurred. Quote request id ${String(req.id)} when reporting it.`,
-        code: "internal_error",
-        request_id: String(req.id),
-      }),
-    );
+    res
+      .status(500)
+      .type("application/problem+json")
+      .send(
+        JSON.stringify({
+          type: problemTypeUri(req, "internal_error"),
+          title: ERROR_CODES.internal_error.title,
+          status: 500,
+          detail: `An unexpected error occurred. Quote request id ${String(req.id)} when reporting it.`,
+          code: "internal_error",
+          request_id: String(req.id),
+        }),
+      );
   };
 }
 
@@ -101,7 +104,11 @@ export function routeNotFound(routes: Operation[]): RequestHandler {
       if (allowed.includes("GET")) allowed.push("HEAD");
       // OPTIONS names what the path takes, as express's routers answered it.
       if (req.method === "OPTIONS") return void res.set("Allow", allowed.join(", ")).type("text/plain").send(allowed.join(", "));
-      next(new AppError("method_not_allowed", `${req.method} is not allowed on ${quoted(req.path)}; it takes ${allowed.join(", ")}.`, { headers: { Allow: allowed.join(", ") } }));
+      next(
+        new AppError("method_not_allowed", `${req.method} is not allowed on ${quoted(req.path)}; it takes ${allowed.join(", ")}.`, {
+          headers: { Allow: allowed.join(", ") },
+        }),
+      );
       return;
     }
     next(new AppError("not_found", `No route for ${req.method} ${quoted(req.path)}. See /openapi.json for every route.`));

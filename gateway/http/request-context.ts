@@ -68,7 +68,10 @@ export function requestContext(logger: Logger, metrics: Pick<Metrics, "httpReque
       const level = res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug";
       if (!logger.isLevelEnabled(level)) return;
       const responseTime = Math.round(elapsedMs);
-      logger[level]({ request_id: id, req: { method: req.method, url: redactUrl(req.originalUrl) }, res: { status: res.statusCode }, responseTime }, "request completed");
+      logger[level](
+        { request_id: id, req: { method: req.method, url: redactUrl(req.originalUrl) }, res: { status: res.statusCode }, responseTime },
+        "request completed",
+      );
     });
     next();
   };

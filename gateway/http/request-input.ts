@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Request } from "express";
 import type { z } from "zod";
-import { AppError, quoted, type FieldError, type FieldLocation } from "../../core/errors.js";
+import { AppError, type FieldError, type FieldLocation, quoted } from "../../core/errors.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../../core/schemas/validation.js";
 import type { Operation } from "../../discovery/operation.js";
 
@@ -37,7 +37,10 @@ export function validateRequest(op: Operation, req: Request): RequestInput {
   const errors: FieldError[] = [];
   // No resource has such an id, so a path parameter like that is simply not found.
   if (unstorableString(req.params) !== undefined) throw new AppError("not_found", `No resource at ${quoted(req.path)}.`);
-  for (const [where, schema, value] of [["query", op.query, req.query], ["body", op.body, req.body]] as const) {
+  for (const [where, schema, value] of [
+    ["query", op.query, req.query],
+    ["body", op.body, req.body],
+  ] as const) {
     const checked = where === "query" || (schema && !op.protocolBody);
     const bad = checked ? unstorableString(value) : undefined;
     if (bad !== undefined) errors.push({ field: bad || where, in: where, message: UNSTORABLE_MESSAGE });
@@ -47,7 +50,9 @@ export function validateRequest(op: Operation, req: Request): RequestInput {
   const params = parsePart(op.params, req.params, errors, "path");
   let query: unknown;
   if (op.query) query = parsePart(op.query, req.query, errors, "query");
-  else for (const name of Object.keys(req.query ?? {})) errors.push({ field: name, in: "query", message: "is not a recognised query parameter: this route takes none" });
+  else
+    for (const name of Object.keys(req.query ?? {}))
+      errors.push({ field: name, in: "query", message: "is not a recognised query parameter: this route takes none" });
   let body: unknown;
   if (op.body) {
     if (bodySent(req)) body = parsePart(op.body, req.body, errors, "body");

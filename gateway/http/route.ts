@@ -34,13 +34,15 @@ export function defineRoute<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
->(spec: Omit<Operation, "auth" | "params" | "query" | "body"> & {
-  auth: A;
-  params?: P;
-  query?: Q;
-  body?: B;
-  handler(input: HandlerInput<A, P, Q, B>): Promise<unknown>;
-}): Route {
+>(
+  spec: Omit<Operation, "auth" | "params" | "query" | "body"> & {
+    auth: A;
+    params?: P;
+    query?: Q;
+    body?: B;
+    handler(input: HandlerInput<A, P, Q, B>): Promise<unknown>;
+  },
+): Route {
   // The route's own input types give way to any route's: the pipeline hands each handler what its
   // schemas parsed and the principal its policy admits.
   return spec as unknown as Route;

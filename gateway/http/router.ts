@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { match, type MatchFunction } from "path-to-regexp";
+import { type MatchFunction, match } from "path-to-regexp";
 import type { Core } from "../../core/context.js";
 import { AppError, quoted } from "../../core/errors.js";
 import { jsonBody } from "./json-body.js";
@@ -45,7 +45,12 @@ export function routeHandler(routes: Route[], core: Core): RequestHandler & { gr
   for (const route of routes) {
     const key = routeGroup(route.path);
     if (key.includes("{")) throw new Error(`${route.path}: a route's first segments must be literal`);
-    const mounted: MountedRoute = { route, method: route.method.toUpperCase(), match: match<Record<string, string>>(expressPath(route.path), { decode: decodeParam }), chain: [...(route.body ? parseBody : []), serveRoute(route, core)] };
+    const mounted: MountedRoute = {
+      route,
+      method: route.method.toUpperCase(),
+      match: match<Record<string, string>>(expressPath(route.path), { decode: decodeParam }),
+      chain: [...(route.body ? parseBody : []), serveRoute(route, core)],
+    };
     groups.set(key, [...(groups.get(key) ?? []), mounted]);
   }
   const dispatch: RequestHandler = (req, res, next) => {

@@ -6,7 +6,10 @@ import { Reply } from "./reply.js";
 /** What is kept of an answer for a retry: the status and body, or the problem of a refusal. */
 export function storable(outcome: Reply | AppError): { status: number; body: unknown } {
   if (outcome instanceof AppError) {
-    return { status: outcome.status, body: { problem: { code: outcome.code, detail: outcome.detail, extra: outcome.extra, ...(outcome.errors ? { errors: outcome.errors } : {}) } } };
+    return {
+      status: outcome.status,
+      body: { problem: { code: outcome.code, detail: outcome.detail, extra: outcome.extra, ...(outcome.errors ? { errors: outcome.errors } : {}) } },
+    };
   }
   return { status: outcome.status, body: outcome.body };
 }

@@ -1,6 +1,7 @@
 import type { Adapter, AdapterPayload } from "oidc-provider";
+import { hashToken } from "../../core/auth/tokens.js";
+import type { Core } from "../../core/context.js";
 import { endConnection } from "../../core/oauth/connections.js";
-import { oauthTokenCache } from "../../core/oauth/token-cache.js";
 import {
   consumeOAuthRecord,
   deleteOAuthRecord,
@@ -9,8 +10,7 @@ import {
   findOAuthSessionByUid,
   saveOAuthRecord,
 } from "../../core/oauth/records.js";
-import { hashToken } from "../../core/auth/tokens.js";
-import type { Core } from "../../core/context.js";
+import { oauthTokenCache } from "../../core/oauth/token-cache.js";
 
 /**
  * oidc-provider's storage, over the database rows of core/oauth/records.ts: one adapter per kind

@@ -1,5 +1,5 @@
-import { authenticateOAuthToken, type OAuthPrincipal } from "../../core/oauth/connections.js";
 import type { Core } from "../../core/context.js";
+import { authenticateOAuthToken, type OAuthPrincipal } from "../../core/oauth/connections.js";
 import { mcpResource } from "./endpoints.js";
 import { authorizationServer } from "./lazy-provider.js";
 

@@ -4,16 +4,16 @@ import type { InteractionResults } from "oidc-provider";
 import { accountLabel } from "../../core/accounts/accounts.js";
 import { getAgent, listAgents } from "../../core/agents/agents.js";
 import { claimAgentIdAccount, startAgentIdSignIn } from "../../core/auth/agentid/sessions.js";
-import { signInWithOtp, requestOtp } from "../../core/auth/otp.js";
+import { requestOtp, signInWithOtp } from "../../core/auth/otp.js";
 import { Email } from "../../core/auth/schemas.js";
 import { hmacHex, safeEqual } from "../../core/auth/tokens.js";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { newId } from "../../core/ids.js";
 import { findConnection, recordConnection } from "../../core/oauth/connections.js";
-import { OAUTH_SCOPES, knownScopes } from "../../core/oauth/scopes.js";
-import { NOTICE_PAGE_HEADERS } from "../http/notice-page.js";
+import { knownScopes, OAUTH_SCOPES } from "../../core/oauth/scopes.js";
 import { servingRequest } from "../http/deadline.js";
+import { NOTICE_PAGE_HEADERS } from "../http/notice-page.js";
 import { CONNECTION_LIFETIME_MS, mcpResource, OAUTH_PATHS } from "./endpoints.js";
 import { authorizationServer } from "./lazy-provider.js";
 import { codePage, consentPage, problemPage, signInPage } from "./pages.js";
@@ -45,15 +45,25 @@ export function interactionPages(core: Core): RequestHandler {
       try {
         interaction = await provider.interactionDetails(req, res);
       } catch {
-        return send(res, 400, problemPage("This sign-in has expired", "It was started too long ago, finished already, or opened in another browser.", "Start again from the app that sent you here."));
+        return send(
+          res,
+          400,
+          problemPage(
+            "This sign-in has expired",
+            "It was started too long ago, finished already, or opened in another browser.",
+            "Start again from the app that sent you here.",
+          ),
+        );
       }
-      if (interaction.uid !== uid) return send(res, 400, problemPage("This sign-in has expired", "This page belongs to another sign-in.", "Start again from the app that sent you here."));
+      if (interaction.uid !== uid)
+        return send(res, 400, problemPage("This sign-in has expired", "This page belongs to another sign-in.", "Start again from the app that sent you here."));
       const page = new Steps(core, provider, interaction, req, res);
       if (req.method === "GET" && step === undefined) return page.show();
       if (req.method === "GET" && step === "agentid") return page.agentIdDone();
       if (req.method !== "POST" || step === undefined) return send(res, 405, problemPage("Not here", "This page takes no such request."));
       await new Promise<void>((resolve, reject) => parseForm(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
-      if (!page.formIsOurs()) return send(res, 403, problemPage("This form was not sent from this sign-in", "Open the sign-in again from the app that sent you here."));
+      if (!page.formIsOurs())
+        return send(res, 403, problemPage("This form was not sent from this sign-in", "Open the sign-in again from the app that sent you here."));
       if (step === "email") return page.sendCode();
       if (step === "code") return page.checkCode();
       if (step === "agentid") return page.startAgentId();
@@ -63,7 +73,11 @@ export function interactionPages(core: Core): RequestHandler {
       // oidc-provider's refusals (an interaction that ended meanwhile, say) are the person's dead end, not ours.
       const refusal = error as { statusCode?: number; error?: string; error_description?: string };
       if (res.headersSent || typeof refusal.error !== "string" || !refusal.statusCode || refusal.statusCode >= 500) return next(error);
-      send(res, refusal.statusCode, problemPage("This sign-in cannot go on", `${refusal.error}: ${refusal.error_description ?? ""}`, "Start again from the app that sent you here."));
+      send(
+        res,
+        refusal.statusCode,
+        problemPage("This sign-in cannot go on", `${refusal.error}: ${refusal.error_description ?? ""}`, "Start again from the app that sent you here."),
+      );
     });
   };
 }
@@ -156,7 +170,8 @@ class Steps {
       ({ accountId } = await signInWithOtp(this.core, { email, otp: code, ip: this.req.ip ?? "unknown" }));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      const message = error.code === "invalid_otp" ? "That code is wrong or has expired. Check the newest e-mail, or use another address to get a new code." : error.message;
+      const message =
+        error.code === "invalid_otp" ? "That code is wrong or has expired. Check the newest e-mail, or use another address to get a new code." : error.message;
       return this.codeForm(error.status, email, { error: message });
     }
     await this.signInAs(accountId);
@@ -194,7 +209,13 @@ class Steps {
       return this.signIn(error.status, error.message);
     }
     // The sign-in's id, for this browser only: the page it comes back to collects the account with it.
-    this.res.cookie(AGENTID_COOKIE, started.session_id, { httpOnly: true, sameSite: "lax", secure: this.core.baseUrl.startsWith("https:"), path: this.base, maxAge: started.expires_in * 1000 });
+    this.res.cookie(AGENTID_COOKIE, started.session_id, {
+      httpOnly: true,
+      sameSite: "lax",
+      secure: this.core.baseUrl.startsWith("https:"),
+      path: this.base,
+      maxAge: started.expires_in * 1000,
+    });
     this.res.redirect(303, started.authorize_url);
   }
 
@@ -210,7 +231,9 @@ class Steps {
     const accountId = this.interaction.session!.accountId;
     const connection = await this.existingConnection();
     const redirect = String(this.interaction.params.redirect_uri ?? "");
-    const agents = connection ? undefined : (await listAgents(this.core, accountId, { limit: 100, offset: 0 })).data.map((a) => ({ agentId: a.agent_id, name: a.name }));
+    const agents = connection
+      ? undefined
+      : (await listAgents(this.core, accountId, { limit: 100, offset: 0 })).data.map((a) => ({ agentId: a.agent_id, name: a.name }));
     send(
       this.res,
       status,
@@ -223,7 +246,13 @@ class Steps {
         redirectHost: URL.canParse(redirect) ? new URL(redirect).host : redirect,
         account: await accountLabel(this.core.db, accountId),
         scopes: this.askedScopes().map((name) => ({ name, description: OAUTH_SCOPES[name] })),
-        ...(agents ? { agents } : { fixedAgent: connection!.agentId ? await getAgent(this.core, accountId, connection!.agentId).then((a) => ({ agentId: a.agent_id, name: a.name })) : null }),
+        ...(agents
+          ? { agents }
+          : {
+              fixedAgent: connection!.agentId
+                ? await getAgent(this.core, accountId, connection!.agentId).then((a) => ({ agentId: a.agent_id, name: a.name }))
+                : null,
+            }),
         error,
       }),
     );
@@ -254,8 +283,13 @@ class Steps {
       const { data } = await listAgents(this.core, accountId, { limit: 100, offset: 0 });
       if (!data.some((a) => a.agent_id === agentId)) return this.consent(400, "That agent is not one of this account's. Choose again.");
     }
-    const grant = (existing && (await this.provider.Grant.find(existing.connectionId))) || new this.provider.Grant({ jti: newId("conn"), accountId, clientId } as never);
-    const details = this.interaction.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+    const grant =
+      (existing && (await this.provider.Grant.find(existing.connectionId))) || new this.provider.Grant({ jti: newId("conn"), accountId, clientId } as never);
+    const details = this.interaction.prompt.details as {
+      missingOIDCScope?: string[];
+      missingOIDCClaims?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
     if (details.missingOIDCScope) grant.addOIDCScope(details.missingOIDCScope.join(" "));
     if (details.missingOIDCClaims) grant.addOIDCClaims(details.missingOIDCClaims);
     for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(" "));

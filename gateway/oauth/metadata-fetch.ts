@@ -66,7 +66,10 @@ function fetchOnce(url: URL, init: RequestInit | undefined, lookup: LookupFuncti
       req.destroy();
       reject(error instanceof MetadataFetchError ? error : new MetadataFetchError(`${url.href} could not be fetched: ${error.message}`));
     };
-    const timer = setTimeout(() => fail(new MetadataFetchError(`${url.href} did not answer in full within ${METADATA_TIMEOUT_MS / 1000} s`)), METADATA_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new MetadataFetchError(`${url.href} did not answer in full within ${METADATA_TIMEOUT_MS / 1000} s`)),
+      METADATA_TIMEOUT_MS,
+    );
     const tooBig = () => fail(new MetadataFetchError(`${url.href} is larger than ${METADATA_MAX_BYTES / 1024} KB`));
     req.on("error", fail);
     req.on("response", (res) => {

@@ -2,8 +2,8 @@ import type { Request, RequestHandler } from "express";
 import { consumeRateLimits } from "../../core/auth/rate-limit.js";
 import type { Core } from "../../core/context.js";
 import { servingRequest } from "../http/deadline.js";
-import { interactionPages } from "./interactions.js";
 import { OAUTH_PATHS } from "./endpoints.js";
+import { interactionPages } from "./interactions.js";
 import { authorizationServer } from "./lazy-provider.js";
 
 /** What oidc-provider answers itself: its endpoints and its metadata (RFC 8414, and OpenID's). */
@@ -47,6 +47,17 @@ export function oauthServer(core: Core): RequestHandler {
 
 async function limitRegistrations(core: Core, req: Request): Promise<void> {
   await core.db.transaction((tx) =>
-    consumeRateLimits(tx, [{ key: `oauth:register:ip:${req.ip ?? "unknown"}`, limit: REGISTRATION_LIMIT.perIp, windowMs: REGISTRATION_LIMIT.windowMs, label: "client registrations from this IP address" }], core.now()),
+    consumeRateLimits(
+      tx,
+      [
+        {
+          key: `oauth:register:ip:${req.ip ?? "unknown"}`,
+          limit: REGISTRATION_LIMIT.perIp,
+          windowMs: REGISTRATION_LIMIT.windowMs,
+          label: "client registrations from this IP address",
+        },
+      ],
+      core.now(),
+    ),
   );
 }

@@ -66,7 +66,9 @@ export interface CodeView {
 
 /** Step two: the code from the e-mail. */
 export function codePage(view: CodeView): string {
-  const where = view.logged ? "No mail server is configured here, so the code was written to the server's log." : `We e-mailed a 6-digit code to ${view.email}.`;
+  const where = view.logged
+    ? "No mail server is configured here, so the code was written to the server's log."
+    : `We e-mailed a 6-digit code to ${view.email}.`;
   return page(
     "Enter your code",
     `<p>${h(where)} It works once, for 10 minutes.</p>

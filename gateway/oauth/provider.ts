@@ -1,4 +1,4 @@
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
+import Provider, { type Configuration, errors, type KoaContextWithOIDC } from "oidc-provider";
 import type { Core } from "../../core/context.js";
 import { ALL_SCOPES } from "../../core/oauth/scopes.js";
 import { NOTICE_PAGE_HEADERS } from "../http/notice-page.js";
@@ -82,7 +82,10 @@ function createProvider(core: Core): Provider {
       devInteractions: { enabled: false },
       registration: { enabled: true, issueRegistrationAccessToken: false },
       // A client may revoke its own tokens only; another's is ignored (200, as RFC 7009 has it).
-      revocation: { enabled: true, allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId },
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId,
+      },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listAgentTokens, mintAgentToken, revokeAgentToken, rotateAgentToken } from "../../core/auth/agent-tokens.js";
-import { listApiKeys, mintApiKey, revokeApiKey } from "../../core/auth/api-keys.js";
 import { AGENTID_CALLBACK_PATH, AGENTID_LIMITS, completeAgentIdCallback, pollAgentIdSignIn, startAgentIdSignIn } from "../../core/auth/agentid/sessions.js";
+import { listApiKeys, mintApiKey, revokeApiKey } from "../../core/auth/api-keys.js";
 import { OTP_LIMITS, requestOtp, verifyOtp } from "../../core/auth/otp.js";
 import {
   AgentIdCallbackQuery,
@@ -23,8 +23,8 @@ import {
 } from "../../core/auth/schemas.js";
 import { AppError } from "../../core/errors.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
-import { actorOf } from "../http/principal.js";
 import { NOTICE_PAGE_HEADERS, noticePage } from "../http/notice-page.js";
+import { actorOf } from "../http/principal.js";
 import { defineRoute, Reply } from "../http/route.js";
 
 const tags = ["Auth"];
@@ -37,7 +37,8 @@ export const authRoutes = [
     method: "post",
     path: "/v1/auth/otp",
     summary: "E-mail a sign-in code",
-    description: "Sends a 6-digit code, valid for 10 minutes and once. The answer is the same for known and unknown addresses. Limits: 3 per address and 5 per IP address per 10 minutes.",
+    description:
+      "Sends a 6-digit code, valid for 10 minutes and once. The answer is the same for known and unknown addresses. Limits: 3 per address and 5 per IP address per 10 minutes.",
     tags,
     auth: "none",
     body: OtpRequestBody,
@@ -104,13 +105,19 @@ export const authRoutes = [
     response: { status: 200, description: "Signed in, or refused by the user: you can close this window", schema: HtmlPage, contentType: "text/html" },
     otherResponses: [
       { status: 303, description: "Signed in for the OAuth sign-in page, which the browser goes back to" },
-      { status: 400, description: "The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token)", schema: HtmlPage, contentType: "text/html" },
+      {
+        status: 400,
+        description: "The callback did not check out (unknown, used or expired state; wrong issuer; a bad ID token)",
+        schema: HtmlPage,
+        contentType: "text/html",
+      },
       { status: 503, description: "The identity provider could not be reached", schema: HtmlPage, contentType: "text/html" },
     ],
     errors: [404],
     handler: async ({ core, req }) => {
       // express answers HEAD with this handler; a link checker's HEAD would spend the one-time code.
-      if (req.method === "HEAD") throw new AppError("method_not_allowed", "HEAD is not allowed here: opening this page completes the sign-in. Use GET.", { headers: { Allow: "GET" } });
+      if (req.method === "HEAD")
+        throw new AppError("method_not_allowed", "HEAD is not allowed here: opening this page completes the sign-in. Use GET.", { headers: { Allow: "GET" } });
       const page = await completeAgentIdCallback(core, new URL(req.originalUrl, "http://callback.invalid").searchParams);
       // Started from the OAuth sign-in page: the browser goes back there to carry on.
       if (page.continueUrl) return new Reply(303, undefined, { ...NOTICE_PAGE_HEADERS, Location: page.continueUrl });

@@ -58,7 +58,11 @@ export const billingRoutes = [
     tags,
     auth: "api_key",
     query: PagedPeriodQuery,
-    response: { status: 200, description: "A page of calls and what each cost in the period", schema: listOf(CallExpenditure).meta({ id: "CallExpenditureList" }) },
+    response: {
+      status: 200,
+      description: "A page of calls and what each cost in the period",
+      schema: listOf(CallExpenditure).meta({ id: "CallExpenditureList" }),
+    },
     handler: ({ core, auth, query }) => listCallExpenditure(core, auth.accountId, query),
   }),
   defineRoute({
@@ -70,7 +74,11 @@ export const billingRoutes = [
     tags,
     auth: "api_key",
     query: PagedPeriodQuery,
-    response: { status: 200, description: "A page of numbers and what each cost in the period", schema: listOf(NumberExpenditure).meta({ id: "NumberExpenditureList" }) },
+    response: {
+      status: 200,
+      description: "A page of numbers and what each cost in the period",
+      schema: listOf(NumberExpenditure).meta({ id: "NumberExpenditureList" }),
+    },
     handler: ({ core, auth, query }) => listNumberExpenditure(core, auth.accountId, query),
   }),
   defineRoute({
@@ -117,7 +125,8 @@ export const billingRoutes = [
     method: "get",
     path: "/v1/usage/transactions",
     summary: "Ledger",
-    description: "Every credit and debit, newest first, with the balance after it. Optionally one `category`, and a `period` or `from`/`to` range (default: all).",
+    description:
+      "Every credit and debit, newest first, with the balance after it. Optionally one `category`, and a `period` or `from`/`to` range (default: all).",
     tags,
     auth: "api_key",
     query: TransactionsQuery,

@@ -1,21 +1,19 @@
 import { z } from "zod";
+import type { Core } from "../../core/context.js";
 import { serviceVersion } from "../../core/db/paths.js";
 import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import { checkHealth, Health } from "../../discovery/health.js";
 import { buildOpenApiDocument } from "../../discovery/openapi.js";
 import type { Operation } from "../../discovery/operation.js";
-import { AgentPaymentsDocument, buildAgentPaymentsDocument, buildX402Discovery, paymentInfo, type PaidRoute } from "../../discovery/payment-documents.js";
+import { AgentPaymentsDocument, buildAgentPaymentsDocument, buildX402Discovery, type PaidRoute, paymentInfo } from "../../discovery/payment-documents.js";
 import { buildServiceDocument, ServiceDocument } from "../../discovery/service-document.js";
 import type { PaymentSettings } from "../../payments/settings.js";
-import type { Core } from "../../core/context.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute, Reply } from "../http/route.js";
 
 const tags = ["Discovery"];
 
-const ProblemType = z
-  .object({ code: z.string(), status: z.number().int(), title: z.string(), description: z.string() })
-  .meta({ id: "ProblemType" });
+const ProblemType = z.object({ code: z.string(), status: z.number().int(), title: z.string(), description: z.string() }).meta({ id: "ProblemType" });
 
 /** The paid routes and the terms they are paid on, as plain data for the discovery documents. */
 async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms: PaymentSettings; routes: PaidRoute[] }> {
@@ -107,7 +105,8 @@ export function discoveryRoutes(operations: () => Operation[]) {
       method: "get",
       path: "/.well-known/agent-payments.json",
       summary: "Payment discovery document",
-      description: "How a wallet pays this service with no signup: protocols, network, asset, payee, every paid route with its price, the top-up, the agent_token.",
+      description:
+        "How a wallet pays this service with no signup: protocols, network, asset, payee, every paid route with its price, the top-up, the agent_token.",
       tags,
       auth: "none",
       response: { status: 200, description: "The payment terms", schema: AgentPaymentsDocument },

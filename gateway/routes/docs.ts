@@ -101,7 +101,9 @@ export const docsRoutes = [
     handler: async ({ req }) => {
       const { raw, gzip } = scalarBundle();
       const headers = { "Cache-Control": "public, max-age=3600", Vary: "Accept-Encoding" };
-      return req.acceptsEncodings("gzip", "identity") === "gzip" ? new Reply(200, gzip, { ...headers, "Content-Encoding": "gzip" }) : new Reply(200, raw, headers);
+      return req.acceptsEncodings("gzip", "identity") === "gzip"
+        ? new Reply(200, gzip, { ...headers, "Content-Encoding": "gzip" })
+        : new Reply(200, raw, headers);
     },
   }),
 ];

@@ -12,7 +12,8 @@ export const feedbackRoutes = [
     method: "post",
     path: "/v1/feedback",
     summary: "Submit a feedback report",
-    description: "A bug, a difficulty, a feature request or general feedback. `category` and `message` are required; an `agent_id` must be one of your agents (else 404).",
+    description:
+      "A bug, a difficulty, a feature request or general feedback. `category` and `message` are required; an `agent_id` must be one of your agents (else 404).",
     tags,
     auth: "api_key",
     body: SubmitFeedbackBody,

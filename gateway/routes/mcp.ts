@@ -2,12 +2,12 @@ import type { Request } from "express";
 import { z } from "zod";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
-import { missingScope, steppedUpScope } from "../../mcp/scopes.js";
 import { serveMcpRequest } from "../../mcp/http.js";
+import { missingScope, steppedUpScope } from "../../mcp/scopes.js";
 import { actorOf, type OAuthAuth } from "../http/principal.js";
 import { publicBaseUrl } from "../http/problem.js";
-import { PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 import { defineRoute } from "../http/route.js";
+import { PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 
 /** One JSON-RPC 2.0 message; the MCP SDK checks the rest. */
 const JsonRpcMessage = z.looseObject({ jsonrpc: z.literal("2.0") }).meta({ id: "JsonRpcMessage", description: "A JSON-RPC 2.0 message (MCP)" });
@@ -19,7 +19,10 @@ const JsonRpcError = z
     id: z.union([z.string(), z.number(), z.null()]).optional(),
     error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
   })
-  .meta({ id: "JsonRpcError", description: "A JSON-RPC 2.0 error answered by the MCP transport (an invalid JSON-RPC message, an unsupported MCP-Protocol-Version)" });
+  .meta({
+    id: "JsonRpcError",
+    description: "A JSON-RPC 2.0 error answered by the MCP transport (an invalid JSON-RPC message, an unsupported MCP-Protocol-Version)",
+  });
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -40,14 +43,20 @@ function checkOrigin(req: Request): void {
   }
   const own = new URL(publicBaseUrl(req)).origin;
   if (url && (url.origin === own || ((url.protocol === "http:" || url.protocol === "https:") && LOOPBACK_HOSTS.has(url.hostname)))) return;
-  throw new AppError("origin_not_allowed", `Origin ${JSON.stringify(origin)} may not use this MCP server: only ${own} and loopback pages may, and clients that send no Origin.`);
+  throw new AppError(
+    "origin_not_allowed",
+    `Origin ${JSON.stringify(origin)} may not use this MCP server: only ${own} and loopback pages may, and clients that send no Origin.`,
+  );
 }
 
 /** The transport's header rules, answered as problems before the SDK sees the request. */
 function checkHeaders(req: Request): void {
   const accept = req.get("accept") ?? "";
   if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
-    throw new AppError("not_acceptable", "Send 'Accept: application/json, text/event-stream': the MCP Streamable HTTP transport requires both (answers here are plain JSON).");
+    throw new AppError(
+      "not_acceptable",
+      "Send 'Accept: application/json, text/event-stream': the MCP Streamable HTTP transport requires both (answers here are plain JSON).",
+    );
   }
   if (!req.is("application/json")) throw new AppError("unsupported_media_type", "Send the JSON-RPC message with 'Content-Type: application/json'.");
 }
@@ -61,7 +70,9 @@ function checkScope(core: Core, auth: OAuthAuth, body: unknown): void {
   if (!missing) return;
   const scope = steppedUpScope(auth.scopes, missing);
   throw new AppError("insufficient_scope", `This tool needs the ${missing} scope, which this connection was not granted. Sign in again allowing: ${scope}.`, {
-    headers: { "WWW-Authenticate": `Bearer realm="agentline", error="insufficient_scope", scope="${scope}", resource_metadata="${core.baseUrl}${PROTECTED_RESOURCE_PATH}"` },
+    headers: {
+      "WWW-Authenticate": `Bearer realm="agentline", error="insufficient_scope", scope="${scope}", resource_metadata="${core.baseUrl}${PROTECTED_RESOURCE_PATH}"`,
+    },
   });
 }
 

@@ -21,11 +21,14 @@ function isLoopback(address: string | undefined): boolean {
 function requireScraper(core: Core, req: Request): void {
   const token = core.config.metricsToken;
   if (!token) {
-    if (!isLoopback(req.socket.remoteAddress)) throw new AppError("forbidden", "/metrics answers loopback clients only; set METRICS_TOKEN to scrape from elsewhere.");
+    if (!isLoopback(req.socket.remoteAddress))
+      throw new AppError("forbidden", "/metrics answers loopback clients only; set METRICS_TOKEN to scrape from elsewhere.");
     return;
   }
   if (!safeEqual(bearerToken(req.get("authorization")) ?? "", token)) {
-    throw new AppError("unauthorized", "Send METRICS_TOKEN as 'Authorization: Bearer <token>'.", { headers: { "WWW-Authenticate": 'Bearer realm="agentline-metrics"' } });
+    throw new AppError("unauthorized", "Send METRICS_TOKEN as 'Authorization: Bearer <token>'.", {
+      headers: { "WWW-Authenticate": 'Bearer realm="agentline-metrics"' },
+    });
   }
 }
 

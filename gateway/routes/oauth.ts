@@ -1,11 +1,11 @@
 import { z } from "zod";
+import type { Core } from "../../core/context.js";
 import { disconnect, listConnections } from "../../core/oauth/connections.js";
 import { Connection, ConnectionIdParams, Disconnected } from "../../core/oauth/schemas.js";
 import { ALL_SCOPES } from "../../core/oauth/scopes.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
-import type { Core } from "../../core/context.js";
-import { PROTECTED_RESOURCE_PATH, mcpResource } from "../oauth/endpoints.js";
 import { defineRoute, Reply } from "../http/route.js";
+import { mcpResource, PROTECTED_RESOURCE_PATH } from "../oauth/endpoints.js";
 
 const ProtectedResourceMetadata = z
   .object({
@@ -44,7 +44,8 @@ export const oauthRoutes = [
     method: "get",
     path: PROTECTED_RESOURCE_PATH,
     summary: "Protected resource metadata of /mcp",
-    description: "RFC 9728, at the path named by /mcp's 401 (`resource_metadata`): /mcp's resource identifier, its authorization server (this service) and scopes.",
+    description:
+      "RFC 9728, at the path named by /mcp's 401 (`resource_metadata`): /mcp's resource identifier, its authorization server (this service) and scopes.",
     tags: ["Discovery"],
     auth: "none",
     response: { status: 200, description: "The metadata", schema: ProtectedResourceMetadata },

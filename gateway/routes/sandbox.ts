@@ -19,7 +19,8 @@ export const sandboxRoutes = [
     method: "post",
     path: "/v1/sandbox/inbound/calls",
     summary: "Sandbox: ring one of your numbers",
-    description: "Its agent answers at once (`call.received`). Drive the caller with /say and /hangup, or live over the softphone WebSocket /v1/sandbox/calls/{call_id}/ws.",
+    description:
+      "Its agent answers at once (`call.received`). Drive the caller with /say and /hangup, or live over the softphone WebSocket /v1/sandbox/calls/{call_id}/ws.",
     tags,
     auth: "api_key_or_agent_token",
     body: SandboxInboundCallBody,

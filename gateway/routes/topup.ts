@@ -2,7 +2,7 @@ import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { balanceOf } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
 import type { Config } from "../../core/config.js";
-import { topupQuery, TopupResult } from "../../core/wallet/schemas.js";
+import { TopupResult, topupQuery } from "../../core/wallet/schemas.js";
 import { topupPrice } from "../../payments/prices.js";
 import { defineRoute } from "../http/route.js";
 

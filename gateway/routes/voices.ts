@@ -1,6 +1,6 @@
+import { listOf, Pagination } from "../../core/schemas/common.js";
 import { AccountVoice, getAccountVoice, resetAccountVoice, SetAccountVoiceBody, setAccountVoice } from "../../core/voices/account-voice.js";
 import { listVoices, Voice } from "../../core/voices/catalogue.js";
-import { listOf, Pagination } from "../../core/schemas/common.js";
 import { defineRoute } from "../http/route.js";
 
 const tags = ["Voices"];

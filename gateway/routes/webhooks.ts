@@ -1,5 +1,14 @@
 import { deletedOf, listOf } from "../../core/schemas/common.js";
-import { AgentIdQuery, DeliveryAttempt, ListDeliveriesQuery, ListWebhooksQuery, SetWebhookBody, SetWebhookResult, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
+import {
+  AgentIdQuery,
+  DeliveryAttempt,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  SetWebhookBody,
+  SetWebhookResult,
+  Webhook,
+  WebhookTestResult,
+} from "../../core/webhooks/schemas.js";
 import { deleteWebhook, listDeliveryAttempts, listWebhooks, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { defineRoute, Reply } from "../http/route.js";
 

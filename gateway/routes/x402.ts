@@ -3,16 +3,16 @@ import { Agent } from "../../core/agents/schemas.js";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { getTranscript } from "../../core/calls/read-calls.js";
 import { Call, CallIdParams, Transcript } from "../../core/calls/schemas.js";
+import { AppError } from "../../core/errors.js";
 import { pollEvents } from "../../core/events/events.js";
 import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
 import { listNumbers } from "../../core/numbers/numbers.js";
 import { PhoneNumberRecord } from "../../core/numbers/schemas.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
-import { buyWalletNumber, placeWalletCall, renewWalletNumber, walletAgent } from "../../core/wallet/wallet.js";
 import { WalletAgentUpdate, WalletBuyBody, WalletCallBody, WalletPurchase, WalletRenewBody } from "../../core/wallet/schemas.js";
+import { buyWalletNumber, placeWalletCall, renewWalletNumber, walletAgent } from "../../core/wallet/wallet.js";
 import { SetWalletWebhookBody, SetWebhookResult, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
 import { getWebhook, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
-import { AppError } from "../../core/errors.js";
 import { callPrice, numberPrice, renewPrice, requestPrice } from "../../payments/prices.js";
 import { defineRoute, Reply } from "../http/route.js";
 
@@ -111,8 +111,7 @@ export const x402Routes = [
     method: "post",
     path: "/v1/x402/calls/{call_id}/hangup",
     summary: "Hang up one of the wallet's calls",
-    description:
-      `A connected call becomes \`completed\`, a ringing one \`canceled\`; an ended call is returned unchanged. Spends nothing, like the reads: a payment for it stays on the balance. ${paid}`,
+    description: `A connected call becomes \`completed\`, a ringing one \`canceled\`; an ended call is returned unchanged. Spends nothing, like the reads: a payment for it stays on the balance. ${paid}`,
     tags,
     auth,
     price: requestPrice,

@@ -22,7 +22,11 @@ export class AccountSockets {
   hold(accountId: string, connection: Duplex, replacing = 0): () => void {
     const count = this.open.get(accountId) ?? 0;
     if (count - replacing >= this.max) {
-      throw limitReached("account_sockets", this.max, `This account already has ${count} WebSockets open here, the most it may (ACCOUNT_MAX_SOCKETS is ${this.max}); close one first.`);
+      throw limitReached(
+        "account_sockets",
+        this.max,
+        `This account already has ${count} WebSockets open here, the most it may (ACCOUNT_MAX_SOCKETS is ${this.max}); close one first.`,
+      );
     }
     this.open.set(accountId, count + 1);
     let held = true;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Core } from "../../core/context.js";
 import { redeemRelayTicket } from "../../core/relay/tickets.js";
 import { bearerToken } from "../http/authenticate.js";
-import { upgradeAccount, type UpgradePrincipal } from "./upgrade-account.js";
+import { type UpgradePrincipal, upgradeAccount } from "./upgrade-account.js";
 
 /**
  * The account opening a relay socket: by its `Authorization: Bearer sk_...` header, or, for

@@ -1,14 +1,14 @@
 import type { WebSocket } from "ws";
 import type { Core } from "../../core/context.js";
 import { EVENTS_CREATED_CHANNEL, RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
-import { ackRelayEvents, closeRelaySession, openRelaySession, relayBacklog, RUNTIME_PATTERN, touchRelaySession } from "../../core/relay/relay.js";
 import type { EventEnvelope } from "../../core/events/schemas.js";
+import { ackRelayEvents, closeRelaySession, openRelaySession, RUNTIME_PATTERN, relayBacklog, touchRelaySession } from "../../core/relay/relay.js";
+import { readClientFrame } from "../../core/schemas/client-frames.js";
+import { SocketsByKey } from "../../core/sockets-by-key.js";
 import { SocketAcceptor } from "./accept.js";
 import type { AccountSockets } from "./account-sockets.js";
-import { readClientFrame } from "../../core/schemas/client-frames.js";
 import { closeOnRevoke } from "./close-on-revoke.js";
 import { relayUpgradeAccount } from "./relay-auth.js";
-import { SocketsByKey } from "../../core/sockets-by-key.js";
 import { UpgradeRefusal, type UpgradeRoute } from "./upgrades.js";
 
 /** Close code for a socket that a newer socket of the same agent replaced. */
@@ -112,7 +112,11 @@ class RelaySocket {
       this.heartbeat();
       ping = setInterval(() => this.heartbeat(), relayPingMs);
     }, Math.random() * relayPingMs);
-    this.cleanup.push(() => clearInterval(resend), () => clearTimeout(firstBeat), () => clearInterval(ping));
+    this.cleanup.push(
+      () => clearInterval(resend),
+      () => clearTimeout(firstBeat),
+      () => clearInterval(ping),
+    );
     ws.on("pong", () => (this.alive = true));
     ws.on("message", (data) => this.onFrame(String(data)));
     ws.on("close", () => {
@@ -226,7 +230,8 @@ class RelaySocket {
     const read = readClientFrame(data);
     if ("error" in read) return this.send(read.error);
     const frame = read.frame;
-    if (frame.type !== "ack") return this.send({ type: "error", code: "validation_error", message: 'the only client frame is {"type":"ack","event_id"} (or event_ids)' });
+    if (frame.type !== "ack")
+      return this.send({ type: "error", code: "validation_error", message: 'the only client frame is {"type":"ack","event_id"} (or event_ids)' });
     const ids = Array.isArray(frame.event_ids) ? frame.event_ids : [frame.event_id];
     if (ids.length === 0 || ids.length > 1000 || !ids.every((id) => typeof id === "string" && id.length <= 64)) {
       return this.send({ type: "error", code: "validation_error", message: "ack needs event_id, or event_ids (1 to 1000 ids)" });

@@ -17,7 +17,9 @@ export async function upgradeAccount(core: Core, req: IncomingMessage, options: 
   const agentToken = token?.startsWith("at_") && options.agentToken;
   const principal = !token ? null : agentToken ? await upgradeAgentToken(core, token) : await upgradeApiKey(core, token);
   if (!principal) {
-    const why = !token ? "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request." : `The ${agentToken ? "agent_token" : "API key"} is invalid or has been revoked.`;
+    const why = !token
+      ? "Send your API key as 'Authorization: Bearer sk_...' on the upgrade request."
+      : `The ${agentToken ? "agent_token" : "API key"} is invalid or has been revoked.`;
     throw new UpgradeRefusal("unauthorized", why, {
       "WWW-Authenticate": 'Bearer realm="agentline"',
     });

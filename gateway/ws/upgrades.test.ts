@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { connect, type AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { attachUpgrades } from "./upgrades.js";

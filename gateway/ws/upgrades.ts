@@ -27,7 +27,9 @@ export function rawProblemResponse(error: AppError): string {
   const { status, title } = ERROR_CODES[error.code];
   const body = JSON.stringify({ title, status, detail: error.detail, code: error.code, ...(error.errors ? { errors: error.errors } : {}), ...error.extra });
   const headers = { "Content-Type": "application/problem+json", "Content-Length": String(Buffer.byteLength(body)), Connection: "close", ...error.headers };
-  return `HTTP/1.1 ${status} ${title}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join("\r\n")}\r\n\r\n${body}`;
+  return `HTTP/1.1 ${status} ${title}\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join("\r\n")}\r\n\r\n${body}`;
 }
 
 /** Answers an upgrade request with a plain HTTP problem instead of switching protocols. */
@@ -51,7 +53,9 @@ function readUrl(raw: string): URL | AppError {
   const bad = [...url.searchParams].find(([name, value]) => unstorableString({ [name]: value }) !== undefined);
   if (!bad) return url;
   const field = encodeURIComponent(bad[0]);
-  return new AppError("validation_error", `The query parameter ${field} has text that cannot be stored.`, { errors: [{ field, in: "query", message: UNSTORABLE_MESSAGE }] });
+  return new AppError("validation_error", `The query parameter ${field} has text that cannot be stored.`, {
+    errors: [{ field, in: "query", message: UNSTORABLE_MESSAGE }],
+  });
 }
 
 function decodesToStorable(path: string): boolean {

@@ -17,11 +17,17 @@ type Document = { paths: Record<string, Record<string, OperationObject>>; compon
  * the tests that need it fail with this message: they are never skipped.
  */
 export function twilioOpenApiPath(
-  candidates: Array<string | undefined> = [process.env.TWILIO_OPENAPI, join(projectRoot, "..", "shared", "twilio", "twilio_api_v2010.json"), "/work/shared/twilio/twilio_api_v2010.json"],
+  candidates: Array<string | undefined> = [
+    process.env.TWILIO_OPENAPI,
+    join(projectRoot, "..", "shared", "twilio", "twilio_api_v2010.json"),
+    "/work/shared/twilio/twilio_api_v2010.json",
+  ],
 ): string {
   const found = candidates.find((path): path is string => path !== undefined && path !== "" && existsSync(path));
   if (!found) {
-    throw new Error(`Twilio's OpenAPI document (twilio_api_v2010.json) was not found; looked at: ${candidates.filter(Boolean).join(", ")}. Set TWILIO_OPENAPI to its path.`);
+    throw new Error(
+      `Twilio's OpenAPI document (twilio_api_v2010.json) was not found; looked at: ${candidates.filter(Boolean).join(", ")}. Set TWILIO_OPENAPI to its path.`,
+    );
   }
   return found;
 }
@@ -91,10 +97,13 @@ export class TwilioOpenApi {
     const operation = this.document.paths[template]![method]!;
     const params = Object.fromEntries(Object.entries(match.m!.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
     const problems: string[] = [];
-    const pointer = (...parts: Array<string | number>) => "twilio#/" + ["paths", template, method, ...parts].map((p) => String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
-    const declared = (where: "path" | "query") =>
-      (operation.parameters ?? []).map((p, i) => ({ p, i })).filter(({ p }) => p.in === where);
-    for (const [where, values] of [["path", params], ["query", request.query]] as const) {
+    const pointer = (...parts: Array<string | number>) =>
+      "twilio#/" + ["paths", template, method, ...parts].map((p) => String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
+    const declared = (where: "path" | "query") => (operation.parameters ?? []).map((p, i) => ({ p, i })).filter(({ p }) => p.in === where);
+    for (const [where, values] of [
+      ["path", params],
+      ["query", request.query],
+    ] as const) {
       const known = declared(where);
       for (const name of Object.keys(values)) if (!known.some(({ p }) => p.name === name)) problems.push(`${where} parameter ${name} is not in the document`);
       const schema = {
@@ -109,7 +118,11 @@ export class TwilioOpenApi {
     if (body) {
       for (const name of Object.keys(request.form)) if (!(name in (body.properties ?? {}))) problems.push(`form field ${name} is not in the document`);
       const base = pointer("requestBody", "content", "application/x-www-form-urlencoded", "schema");
-      const schema = { type: "object", properties: Object.fromEntries(Object.keys(body.properties ?? {}).map((name) => [name, { $ref: `${base}/properties/${name}` }])), required: body.required ?? [] };
+      const schema = {
+        type: "object",
+        properties: Object.fromEntries(Object.keys(body.properties ?? {}).map((name) => [name, { $ref: `${base}/properties/${name}` }])),
+        required: body.required ?? [],
+      };
       problems.push(...this.validate(`${template} ${method} body`, schema, structuredClone(request.form), "form"));
     }
     return problems.length > 0 ? { problems } : { operationId: operation.operationId, template, params };
@@ -121,7 +134,11 @@ export class TwilioOpenApi {
     if (!response) throw new Error(`stand-in answered ${operation.operationId} with ${status}, which Twilio's document does not list`);
     const content = response.content?.["application/json"];
     if (!content) return;
-    const ref = "twilio#/" + ["paths", operation.template, method.toLowerCase(), "responses", String(status), "content", "application/json", "schema"].map((p) => p.replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
+    const ref =
+      "twilio#/" +
+      ["paths", operation.template, method.toLowerCase(), "responses", String(status), "content", "application/json", "schema"]
+        .map((p) => p.replace(/~/g, "~0").replace(/\//g, "~1"))
+        .join("/");
     const problems = this.validate(ref, { $ref: ref }, body, "response", this.answers);
     if (problems.length > 0) throw new Error(`stand-in answer to ${operation.operationId} does not match Twilio's document: ${problems.join("; ")}`);
   }
@@ -138,6 +155,8 @@ export class TwilioOpenApi {
       this.compiled.set(key, validate);
     }
     if (validate(data)) return [];
-    return (validate.errors ?? []).map((e) => `${label}${e.instancePath} ${e.message}${e.params && "missingProperty" in e.params ? ` (${String(e.params.missingProperty)})` : ""}`);
+    return (validate.errors ?? []).map(
+      (e) => `${label}${e.instancePath} ${e.message}${e.params && "missingProperty" in e.params ? ` (${String(e.params.missingProperty)})` : ""}`,
+    );
   }
 }

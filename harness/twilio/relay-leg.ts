@@ -10,7 +10,13 @@ export interface RelayInstructions {
   parameters: Record<string, string>;
 }
 
-const unescapeXml = (s: string) => s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const unescapeXml = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 const attributesOf = (tag: string) => Object.fromEntries([...tag.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1]!, unescapeXml(m[2]!)]));
 
 /** Reads `<Connect><ConversationRelay url ...><Parameter name value/>` out of TwiML, or null. */
@@ -107,13 +113,21 @@ export class RelayLeg {
 
   /** Waits for the `index`-th line the caller hears (0-based), up to `ms`. */
   async line(index: number, ms = 5_000): Promise<string> {
-    await this.until(() => this.lines.length > index, ms, () => `no line ${index} heard; heard ${JSON.stringify(this.lines)}`);
+    await this.until(
+      () => this.lines.length > index,
+      ms,
+      () => `no line ${index} heard; heard ${JSON.stringify(this.lines)}`,
+    );
     return this.lines[index]!;
   }
 
   /** Waits for the service's `end` frame. */
   async ended(ms = 5_000): Promise<RelayFrame> {
-    await this.until(() => this.frames.some((f) => f.type === "end"), ms, () => `no end frame; got ${JSON.stringify(this.frames)}`);
+    await this.until(
+      () => this.frames.some((f) => f.type === "end"),
+      ms,
+      () => `no end frame; got ${JSON.stringify(this.frames)}`,
+    );
     return this.frames.find((f) => f.type === "end")!;
   }
 

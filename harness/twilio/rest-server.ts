@@ -2,8 +2,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { parse as parseQuery } from "node:querystring";
 import { liveStandIns } from "./live-stand-ins.js";
-import { TwilioOpenApi, type MatchedOperation } from "./openapi.js";
-import { accountResource, availableResource, callResource, numberResource, page, twilioError, type StandInCallRecord, type StandInNumber } from "./resources.js";
+import { type MatchedOperation, TwilioOpenApi } from "./openapi.js";
+import {
+  accountResource,
+  availableResource,
+  callResource,
+  numberResource,
+  page,
+  type StandInCallRecord,
+  type StandInNumber,
+  twilioError,
+} from "./resources.js";
 import { twilioSid } from "./signing.js";
 
 /**
@@ -145,7 +154,9 @@ export class TwilioRest {
     const [scheme, encoded] = (header ?? "").split(" ");
     if (scheme !== "Basic" || !encoded) return false;
     const [user, password] = Buffer.from(encoded, "base64").toString("utf8").split(":");
-    return (user === this.accountSid && password === this.authToken) || (this.apiKey !== undefined && user === this.apiKey.sid && password === this.apiKey.secret);
+    return (
+      (user === this.accountSid && password === this.authToken) || (this.apiKey !== undefined && user === this.apiKey.sid && password === this.apiKey.secret)
+    );
   }
 
   private handle(op: MatchedOperation, query: Record<string, string | string[]>, form: Record<string, string | string[]>): [number, unknown] {
@@ -161,7 +172,15 @@ export class TwilioRest {
         if (offered === null) return [404, twilioError(404, 20404, "The requested resource was not found")];
         const found = offered.slice(0, pageSize);
         const kind = op.template.split("/").at(-1)!;
-        return [200, page(`${base}/AvailablePhoneNumbers/${op.params.CountryCode}/${kind}`, "available_phone_numbers", found.map((n) => availableResource(this.api, AVAILABLE_KIND[op.operationId]!, n, op.params.CountryCode!)), pageSize)];
+        return [
+          200,
+          page(
+            `${base}/AvailablePhoneNumbers/${op.params.CountryCode}/${kind}`,
+            "available_phone_numbers",
+            found.map((n) => availableResource(this.api, AVAILABLE_KIND[op.operationId]!, n, op.params.CountryCode!)),
+            pageSize,
+          ),
+        ];
       }
       case "CreateIncomingPhoneNumber": {
         const phoneNumber = first(form.PhoneNumber);
@@ -176,7 +195,15 @@ export class TwilioRest {
       case "ListIncomingPhoneNumber": {
         const wanted = first(query.PhoneNumber);
         const held = [...this.numbers.values()].filter((n) => !wanted || n.phoneNumber === wanted);
-        return [200, page(`${base}/IncomingPhoneNumbers.json`, "incoming_phone_numbers", held.map((n) => numberResource(this.api, this.accountSid, n)), pageSize)];
+        return [
+          200,
+          page(
+            `${base}/IncomingPhoneNumbers.json`,
+            "incoming_phone_numbers",
+            held.map((n) => numberResource(this.api, this.accountSid, n)),
+            pageSize,
+          ),
+        ];
       }
       case "UpdateIncomingPhoneNumber":
       case "DeleteIncomingPhoneNumber": {
@@ -224,7 +251,10 @@ export class TwilioRest {
     if (!block) return null;
     // Like Twilio, a search answers varied numbers, not the same first ones every time.
     const free = Array.from({ length: 100 }, (_, i) => block + String(i).padStart(2, "0")).filter((n) => !this.sold.has(n));
-    return free.map((n) => ({ n, key: Math.random() })).sort((x, y) => x.key - y.key).map(({ n }) => n);
+    return free
+      .map((n) => ({ n, key: Math.random() }))
+      .sort((x, y) => x.key - y.key)
+      .map(({ n }) => n);
   }
 
   private createCall(form: Record<string, string | string[]>): [number, unknown] {

@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { readRelayTwiml, RelayLeg } from "./relay-leg.js";
+import { createServer } from "node:net";
+import { RelayLeg, readRelayTwiml } from "./relay-leg.js";
 import { rfc2822 } from "./resources.js";
-import { TwilioRest, type StandInCall } from "./rest-server.js";
+import { type StandInCall, TwilioRest } from "./rest-server.js";
 import { twilioSid, twilioSignature } from "./signing.js";
 
-export type { StandInCall } from "./rest-server.js";
 export { RelayLeg } from "./relay-leg.js";
+export type { StandInCall } from "./rest-server.js";
 
 /** A free loopback port (BASE_URL must be known before the service starts, for Twilio's URLs). */
 export async function freePort(): Promise<number> {
@@ -105,7 +105,12 @@ export class TwilioStandIn extends TwilioRest {
    * Someone calls one of the account's numbers: Twilio POSTs the number's voice webhook and runs
    * the answer; ConversationRelay TwiML opens the socket (unless `connect: false`).
    */
-  async callIn(options: { from: string; to: string; callSid?: string; connect?: boolean }): Promise<{ answer: WebhookAnswer; call: StandInCall; leg: RelayLeg | null }> {
+  async callIn(options: {
+    from: string;
+    to: string;
+    callSid?: string;
+    connect?: boolean;
+  }): Promise<{ answer: WebhookAnswer; call: StandInCall; leg: RelayLeg | null }> {
     const number = [...this.numbers.values()].find((n) => n.phoneNumber === options.to);
     if (!number?.voiceUrl) throw new Error(`${options.to} is not a number of the stand-in's account with a voice URL`);
     const call: StandInCall = {
@@ -156,7 +161,13 @@ export class TwilioStandIn extends TwilioRest {
 
   /** A status callback for the call, as Twilio sends it; `extra` overrides fields (a replay, a forgery). */
   statusCallback(call: StandInCall, status: string, extra: Record<string, string> = {}): Promise<WebhookAnswer> {
-    const params: Record<string, string> = { ...this.callParams(call), CallStatus: status, Timestamp: rfc2822(new Date()), CallbackSource: "call-progress-events", SequenceNumber: "0" };
+    const params: Record<string, string> = {
+      ...this.callParams(call),
+      CallStatus: status,
+      Timestamp: rfc2822(new Date()),
+      CallbackSource: "call-progress-events",
+      SequenceNumber: "0",
+    };
     if (ENDED.has(status)) {
       const seconds = call.answeredAt && call.endedAt ? Math.ceil((call.endedAt.getTime() - call.answeredAt.getTime()) / 1000) : 0;
       Object.assign(params, { CallDuration: String(seconds), Duration: String(Math.ceil(seconds / 60)) });

@@ -9,7 +9,8 @@ export const billingTools = [
   defineTool({
     name: "get_balance",
     title: "Get the balance and prices",
-    description: "The prepaid balance in USD and the rate card: the monthly price of each kind of number, per-minute call rates and the price of a received text.",
+    description:
+      "The prepaid balance in USD and the rate card: the monthly price of each kind of number, per-minute call rates and the price of a received text.",
     input: [NoInput],
     output: BalanceReport,
     hints: { readOnly: true },
@@ -18,7 +19,8 @@ export const billingTools = [
   defineTool({
     name: "get_usage",
     title: "Get usage for a period",
-    description: "Calls (count, billed minutes), texts received and numbers bought or renewed in a period: the current day, week, month (default) or year, or from/to.",
+    description:
+      "Calls (count, billed minutes), texts received and numbers bought or renewed in a period: the current day, week, month (default) or year, or from/to.",
     input: [PeriodQuery],
     output: UsageReport,
     hints: { readOnly: true },

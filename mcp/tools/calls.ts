@@ -1,9 +1,18 @@
 import { z } from "zod";
 import { hangupCall } from "../../core/calls/hangup-call.js";
-import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
 import { placeCall } from "../../core/calls/place-call.js";
 import { pushContext } from "../../core/calls/push-context.js";
-import { Call, CallIdParams, ContextPushBody, ContextPushQuery, ContextPushResult, ListCallsQuery, PlaceCallBody, Transcript } from "../../core/calls/schemas.js";
+import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
+import {
+  Call,
+  CallIdParams,
+  ContextPushBody,
+  ContextPushQuery,
+  ContextPushResult,
+  ListCallsQuery,
+  PlaceCallBody,
+  Transcript,
+} from "../../core/calls/schemas.js";
 import { listOf } from "../../core/schemas/common.js";
 import { defineTool } from "../tool.js";
 

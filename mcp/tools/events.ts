@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { AppError } from "../../core/errors.js";
-import { parseClientJson } from "../../core/schemas/json-limits.js";
-import { peekEvents } from "../../core/events/events.js";
-import { deliveryTarget } from "../../core/events/routing.js";
-import { EventBatch, EventEnvelope, EVENT_TYPES, PeekEventsQuery, WaitForEventsInput } from "../../core/events/schemas.js";
-import { waitForEvents } from "../../core/events/wait.js";
 import { loadCall } from "../../core/calls/call-records.js";
 import type { Core } from "../../core/context.js";
+import { AppError } from "../../core/errors.js";
+import { peekEvents } from "../../core/events/events.js";
+import { deliveryTarget } from "../../core/events/routing.js";
+import { EVENT_TYPES, EventBatch, EventEnvelope, PeekEventsQuery, WaitForEventsInput } from "../../core/events/schemas.js";
+import { waitForEvents } from "../../core/events/wait.js";
+import { parseClientJson } from "../../core/schemas/json-limits.js";
 import { revokedCredential } from "../errors.js";
 import { defineTool } from "../tool.js";
 
@@ -24,7 +24,9 @@ function decodeCursor(cursor: string): CursorFilters {
   try {
     return CursorFilters.parse(parseClientJson(Buffer.from(cursor, "base64url").toString("utf8")));
   } catch {
-    throw new AppError("validation_error", "The cursor is not one wait_for_event returned.", { errors: [{ field: "cursor", message: "is not a cursor from wait_for_event" }] });
+    throw new AppError("validation_error", "The cursor is not one wait_for_event returned.", {
+      errors: [{ field: "cursor", message: "is not a cursor from wait_for_event" }],
+    });
   }
 }
 
@@ -33,7 +35,8 @@ async function routedElsewhere(core: Core, accountId: string, filters: CursorFil
   const agentId = filters.agent_id ?? (filters.call_id ? (await loadCall(core.db, accountId, filters.call_id)).agentId : undefined);
   if (!agentId) return undefined;
   const target = await deliveryTarget(core.db, agentId, core.now());
-  if (target.route === "webhook") return `Agent ${agentId} has a webhook, so its events are posted there, not kept for wait_for_event. delete_webhook to receive them here.`;
+  if (target.route === "webhook")
+    return `Agent ${agentId} has a webhook, so its events are posted there, not kept for wait_for_event. delete_webhook to receive them here.`;
   if (target.route === "relay") return `Agent ${agentId} has a relay WebSocket open, so its events go to that socket, not to wait_for_event.`;
   return undefined;
 }

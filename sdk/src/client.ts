@@ -2,7 +2,7 @@ import createClient, { type Client } from "openapi-fetch";
 import { resolveConnection } from "./credentials.js";
 import { AgentlineError } from "./errors.js";
 import type { paths } from "./generated/openapi.js";
-import { relay, type RelayConnection, type RelayHandlers, type RelayOptions } from "./relay.js";
+import { type RelayConnection, type RelayHandlers, type RelayOptions, relay } from "./relay.js";
 
 export interface AgentlineOptions {
   /** Default: AGENTLINE_BASE_URL, the `agentline login` file, else http://127.0.0.1:8080. */

@@ -28,8 +28,24 @@ interface CallOutcome {
  * service adds fails to compile here until its payload is described.
  */
 export interface EventPayloads {
-  "call.received": { call_id: string; direction: "inbound"; from_number: string; to_number: string; number_id: string; is_owner_call: boolean; answered_at: string };
-  "call.utterance": { call_id: string; turn_id: string; text: string; input: "speech" | "dtmf"; from_number: string; to_number: string; is_owner_call: boolean };
+  "call.received": {
+    call_id: string;
+    direction: "inbound";
+    from_number: string;
+    to_number: string;
+    number_id: string;
+    is_owner_call: boolean;
+    answered_at: string;
+  };
+  "call.utterance": {
+    call_id: string;
+    turn_id: string;
+    text: string;
+    input: "speech" | "dtmf";
+    from_number: string;
+    to_number: string;
+    is_owner_call: boolean;
+  };
   "call.completed": CallOutcome;
   "call.failed": CallOutcome;
   "call.busy": CallOutcome;

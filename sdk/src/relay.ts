@@ -1,5 +1,5 @@
 import { AgentlineError } from "./errors.js";
-import { SeenEvents, type AgentlineEvent, type EventType } from "./events.js";
+import { type AgentlineEvent, type EventType, SeenEvents } from "./events.js";
 
 /** What to do with each event type; `"*"` takes the types with no handler of their own. */
 export type RelayHandlers = { [T in EventType]?: (event: AgentlineEvent<T>) => unknown } & { "*"?: (event: AgentlineEvent) => unknown };

@@ -82,7 +82,11 @@ function safeJson(text: string): unknown {
  * Answers one `call.utterance` with the handler: for webhooks and the mailbox as well as the
  * relay. Resolves with how the final answer ended (or undefined when the handler stayed silent).
  */
-export async function answerTurn(event: CallUtteranceEvent, handler: TurnHandler, options: TurnOptions & { signal?: AbortSignal } = {}): Promise<PushOutcome | undefined> {
+export async function answerTurn(
+  event: CallUtteranceEvent,
+  handler: TurnHandler,
+  options: TurnOptions & { signal?: AbortSignal } = {},
+): Promise<PushOutcome | undefined> {
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   const controller = new AbortController();
   options.signal?.addEventListener("abort", () => controller.abort(options.signal?.reason), { once: true });

@@ -63,7 +63,8 @@ async function verifyStandard(body: Uint8Array, headers: HeadersLike, signatures
   const timestamp = header(headers, "webhook-timestamp");
   if (!id || !timestamp || !/^\d+$/.test(timestamp)) throw new WebhookVerificationError("webhook-id and webhook-timestamp must accompany webhook-signature");
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300)) throw new WebhookVerificationError("webhook-timestamp is too old or too new (a replay?)");
+  if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300))
+    throw new WebhookVerificationError("webhook-timestamp is too old or too new (a replay?)");
   // A whsec_ secret is base64 after its prefix; any other secret signs as its own bytes.
   const key = secret.startsWith("whsec_") ? base64Bytes(secret.slice(6)) : encoder.encode(secret);
   if (!key) throw new WebhookVerificationError("the whsec_ secret is not base64");

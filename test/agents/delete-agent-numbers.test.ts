@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
-import { manualClock } from "../billing/support.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { manualClock } from "../billing/support.js";
 import { httpMcp } from "../support/mcp.js";
 import { startTestService, type TestService } from "../support/service.js";
 

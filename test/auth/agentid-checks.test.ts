@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { accountIdentities } from "../../core/db/schema/account-identities.js";
 import { Api } from "../../harness/api.js";
-import { OidcStandIn, type Forgery } from "../support/oidc-stand-in.js";
+import { type Forgery, OidcStandIn } from "../support/oidc-stand-in.js";
 import { freshDatabase, onPostgres, startTestService, type TestService } from "../support/service.js";
 
 // A loopback stand-in issuer that can forge ID tokens, for a public client (PKCE only).
@@ -259,7 +259,10 @@ describe.runIf(onPostgres)("AgentID sign-in across processes (PostgreSQL)", () =
     const database = await freshDatabase();
     // One public address for both, as behind a load balancer: the redirect URI is the same.
     const a = await startTestService({ databaseUrl: database.url, env: { AGENTID_ISSUER: issuer.issuer, AGENTID_CLIENT_ID: "agentline-public" } });
-    const b = await startTestService({ databaseUrl: database.url, env: { AGENTID_ISSUER: issuer.issuer, AGENTID_CLIENT_ID: "agentline-public", BASE_URL: a.baseUrl } });
+    const b = await startTestService({
+      databaseUrl: database.url,
+      env: { AGENTID_ISSUER: issuer.issuer, AGENTID_CLIENT_ID: "agentline-public", BASE_URL: a.baseUrl },
+    });
     try {
       const onA = new Api(a.baseUrl);
       const onB = new Api(b.baseUrl);

@@ -55,7 +55,11 @@ describe("AgentID client authentication at the token endpoint", () => {
   ])("a confidential client, at a provider that %s, authenticates accordingly", async (_label, methods, expected) => {
     issuer.authMethods = methods;
     issuer.clientSecret = "a-direct-secret";
-    expect(await signIn(newClient({ clientSecret: "a-direct-secret" }), "agent-confidential")).toEqual({ kind: "signed_in", issuer: issuer.issuer, subject: "agent-confidential" });
+    expect(await signIn(newClient({ clientSecret: "a-direct-secret" }), "agent-confidential")).toEqual({
+      kind: "signed_in",
+      issuer: issuer.issuer,
+      subject: "agent-confidential",
+    });
     expect(issuer.lastClientAuth).toBe(expected);
   });
 });

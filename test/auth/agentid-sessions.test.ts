@@ -1,11 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { completeAgentIdCallback, pollAgentIdSignIn, startAgentIdSignIn } from "../../core/auth/agentid/sessions.js";
 import { hashToken } from "../../core/auth/tokens.js";
-import { apiKeys } from "../../core/db/schema/api-keys.js";
 import { agentIdSessions } from "../../core/db/schema/agentid-sessions.js";
+import { apiKeys } from "../../core/db/schema/api-keys.js";
 import type { AppError } from "../../core/errors.js";
-import { randomBytes } from "node:crypto";
 import { openSecret, sealSecret } from "../../core/webhooks/secret-box.js";
 import { Api } from "../../harness/api.js";
 import { OidcStandIn } from "../support/oidc-stand-in.js";
@@ -46,11 +46,18 @@ const callback = (query: Record<string, string>) => completeAgentIdCallback(serv
 const authorized = async (authorizeUrl: string) => (await issuer.authorize(authorizeUrl)).searchParams;
 const poll = (sessionId: string, ip = anIp()) => pollAgentIdSignIn(service.core, { sessionId, ip });
 /** The problem a poll answers (it throws it). */
-const problem = (sessionId: string, ip?: string) => poll(sessionId, ip).then(
-  (result) => expect.unreachable(`a key: ${JSON.stringify(result)}`),
-  (error: AppError) => error,
-);
-const row = async (sessionId: string) => (await service.core.db.select().from(agentIdSessions).where(eq(agentIdSessions.sessionHash, hashToken(sessionId))))[0]!;
+const problem = (sessionId: string, ip?: string) =>
+  poll(sessionId, ip).then(
+    (result) => expect.unreachable(`a key: ${JSON.stringify(result)}`),
+    (error: AppError) => error,
+  );
+const row = async (sessionId: string) =>
+  (
+    await service.core.db
+      .select()
+      .from(agentIdSessions)
+      .where(eq(agentIdSessions.sessionHash, hashToken(sessionId)))
+  )[0]!;
 
 describe("AgentID callback pages", () => {
   it("tells the browser, word for word, how the sign-in ended", async () => {
@@ -82,7 +89,11 @@ describe("AgentID callback pages", () => {
   });
 
   it("refuses a callback without state, or with a state no sign-in has, word for word", async () => {
-    expect(await callback({ code: "c" })).toEqual({ status: 400, outcome: "failed", message: "This page was opened without the sign-in's state. Open the sign-in link again from the start." });
+    expect(await callback({ code: "c" })).toEqual({
+      status: 400,
+      outcome: "failed",
+      message: "This page was opened without the sign-in's state. Open the sign-in link again from the start.",
+    });
     expect(await callback({ state: "nobody-issued-this", code: "c" })).toEqual({
       status: 400,
       outcome: "failed",
@@ -94,7 +105,10 @@ describe("AgentID callback pages", () => {
     const started = await start();
     // What a SECRET_KEY changed between the start and the callback leaves: checks this server cannot open.
     const foreign = sealSecret(randomBytes(32), JSON.stringify({ nonce: "n", codeVerifier: "v" }));
-    await service.core.db.update(agentIdSessions).set({ sealedChecks: foreign }).where(eq(agentIdSessions.sessionHash, hashToken(started.session_id)));
+    await service.core.db
+      .update(agentIdSessions)
+      .set({ sealedChecks: foreign })
+      .where(eq(agentIdSessions.sessionHash, hashToken(started.session_id)));
     expect(await completeAgentIdCallback(service.core, await authorized(started.authorize_url))).toEqual({
       status: 400,
       outcome: "failed",
@@ -113,7 +127,11 @@ describe("AgentID callback pages", () => {
     const session = await start();
     const query = await authorized(session.authorize_url);
     later(TTL_S);
-    expect(await completeAgentIdCallback(service.core, query)).toEqual({ status: 400, outcome: "failed", message: "This sign-in has expired. Start a new sign-in." });
+    expect(await completeAgentIdCallback(service.core, query)).toEqual({
+      status: 400,
+      outcome: "failed",
+      message: "This sign-in has expired. Start a new sign-in.",
+    });
   });
 
   it("calls a replayed callback used, not expired, even once the session's lifetime is over", async () => {
@@ -148,7 +166,11 @@ describe("AgentID session rows", () => {
     const page = completeAgentIdCallback(service.core, await authorized(session.authorize_url));
     await vi.waitFor(() => expect(issuer.tokenRequests).toBe(before + 1));
     expect((await row(session.session_id)).status).toBe("redeeming");
-    expect(await page).toEqual({ status: 503, outcome: "failed", message: "The identity provider could not be reached. Nothing was signed in; start a new sign-in shortly." });
+    expect(await page).toEqual({
+      status: 503,
+      outcome: "failed",
+      message: "The identity provider could not be reached. Nothing was signed in; start a new sign-in shortly.",
+    });
   }, 15_000);
 });
 
@@ -164,7 +186,11 @@ describe("AgentID polling", () => {
       headers: { "Retry-After": "5" },
     });
     later(4.999);
-    expect(await problem(session.session_id)).toMatchObject({ code: "slow_down", detail: "Polled too soon: wait 10 seconds between polls from now on.", extra: { interval: 10 } });
+    expect(await problem(session.session_id)).toMatchObject({
+      code: "slow_down",
+      detail: "Polled too soon: wait 10 seconds between polls from now on.",
+      extra: { interval: 10 },
+    });
   });
 
   it("takes a poll exactly one interval after the last as on time", async () => {
@@ -177,7 +203,10 @@ describe("AgentID polling", () => {
   it("answers expired_token to a poll at the very end of the session's lifetime", async () => {
     const session = await start();
     later(TTL_S);
-    expect(await problem(session.session_id)).toMatchObject({ code: "expired_token", detail: "This sign-in expired before it was completed. Start a new one." });
+    expect(await problem(session.session_id)).toMatchObject({
+      code: "expired_token",
+      detail: "This sign-in expired before it was completed. Start a new one.",
+    });
   });
 
   it("hands out one key named for AgentID to a new account with the signup credit, then answers gone", async () => {
@@ -189,11 +218,17 @@ describe("AgentID polling", () => {
     expect(minted).toMatchObject({ accountId: key.account_id, name: "AgentID sign-in" });
     expect((await new Api(service.baseUrl).get("/v1/billing/balance", { key: key.api_key })).body.balance).toBe("5.000000");
     expect(await row(session.session_id)).toMatchObject({ status: "claimed" });
-    expect(await problem(session.session_id)).toMatchObject({ code: "gone", detail: "This sign-in's API key was already handed out, once. Start a new sign-in for another key." });
+    expect(await problem(session.session_id)).toMatchObject({
+      code: "gone",
+      detail: "This sign-in's API key was already handed out, once. Start a new sign-in for another key.",
+    });
   });
 
   it("answers 404 to an unknown session_id, with where to start", async () => {
-    expect(await problem("sess_unknown")).toMatchObject({ code: "not_found", detail: "No AgentID sign-in has this session_id. Start one with POST /v1/auth/agentid/start." });
+    expect(await problem("sess_unknown")).toMatchObject({
+      code: "not_found",
+      detail: "No AgentID sign-in has this session_id. Start one with POST /v1/auth/agentid/start.",
+    });
   });
 
   it("limits polls to 120 a minute per IP address, and says which limit", async () => {

@@ -14,7 +14,12 @@ const TTL_S = 600;
 beforeAll(async () => {
   provider = await TestOidcProvider.start();
   service = await startTestService({
-    env: { AGENTID_ISSUER: provider.issuer, AGENTID_CLIENT_ID: "agentline-test", AGENTID_CLIENT_SECRET: "a-client-secret-for-tests", AGENTID_SESSION_TTL_S: String(TTL_S) },
+    env: {
+      AGENTID_ISSUER: provider.issuer,
+      AGENTID_CLIENT_ID: "agentline-test",
+      AGENTID_CLIENT_SECRET: "a-client-secret-for-tests",
+      AGENTID_SESSION_TTL_S: String(TTL_S),
+    },
   });
   callbackUrl = `${service.baseUrl}/v1/auth/agentid/callback`;
   await provider.register({ clientId: "agentline-test", clientSecret: "a-client-secret-for-tests", redirectUri: callbackUrl });
@@ -88,7 +93,12 @@ describe("AgentID sign-in against a real OpenID Connect provider", () => {
     advance(5);
     const signedIn = await poll(session.session_id);
     expect(signedIn.status).toBe(200);
-    expect(signedIn.body).toMatchObject({ api_key: expect.stringMatching(/^sk_/), key_id: expect.stringMatching(/^key_/), account_id: expect.stringMatching(/^acct_/), account_created: true });
+    expect(signedIn.body).toMatchObject({
+      api_key: expect.stringMatching(/^sk_/),
+      key_id: expect.stringMatching(/^key_/),
+      account_id: expect.stringMatching(/^acct_/),
+      account_created: true,
+    });
     expect((await api.get("/v1/agents", { key: signedIn.body.api_key })).status).toBe(200);
     expect((await api.get("/v1/auth/keys", { key: signedIn.body.api_key })).body.data).toHaveLength(1);
 

@@ -5,8 +5,8 @@ import { authenticateApiKey, listApiKeys, mintApiKey, revokeApiKey } from "../..
 import { keyCache } from "../../core/auth/key-cache.js";
 import { CREDENTIAL_REVOKED_CHANNEL } from "../../core/auth/revocation.js";
 import { hashToken } from "../../core/auth/tokens.js";
-import type { AppError } from "../../core/errors.js";
 import { apiKeys } from "../../core/db/schema/api-keys.js";
+import type { AppError } from "../../core/errors.js";
 import { newId } from "../../core/ids.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
@@ -41,7 +41,11 @@ async function lastUsedInDb(keyId: string): Promise<number | undefined> {
   return row!.at?.getTime();
 }
 const cachedLastUsed = (apiKey: string) => keyCache(service.core).get(hashToken(apiKey), Date.now())?.lastUsedAt?.getTime();
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable("expected a refusal"), (e: AppError) => e);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable("expected a refusal"),
+    (e: AppError) => e,
+  );
 
 describe("API keys", () => {
   it("mints a named key shown once, which then works and is listed without the secret", async () => {
@@ -160,7 +164,9 @@ describe("authenticating", () => {
   it("never takes a string without the sk_ prefix for an API key, even one whose hash is stored", async () => {
     const account = await createAccount(service.core);
     const notAKey = `at_${randomBytes(16).toString("hex")}`;
-    await service.core.db.insert(apiKeys).values({ keyId: newId("key"), accountId: account.accountId, keyHash: hashToken(notAKey), prefix: "at_", lastFour: notAKey.slice(-4) });
+    await service.core.db
+      .insert(apiKeys)
+      .values({ keyId: newId("key"), accountId: account.accountId, keyHash: hashToken(notAKey), prefix: "at_", lastFour: notAKey.slice(-4) });
     expect(await authenticateApiKey(service.core, notAKey)).toBeNull();
     expect(await authenticateApiKey(service.core, account.apiKey)).toEqual(principalOf(account));
   });
@@ -200,7 +206,10 @@ describe("authenticating", () => {
     setNow(t0);
     await authenticateApiKey(service.core, account.apiKey);
     const old = t0 - 3_600_000;
-    await service.core.db.update(apiKeys).set({ lastUsedAt: new Date(old) }).where(eq(apiKeys.keyId, account.keyId));
+    await service.core.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date(old) })
+      .where(eq(apiKeys.keyId, account.keyId));
     setNow(t0 + 1_000);
     await authenticateApiKey(service.core, account.apiKey);
     expect(await lastUsedInDb(account.keyId)).toBe(old);
@@ -212,7 +221,10 @@ describe("authenticating", () => {
     setNow(t0);
     await authenticateApiKey(service.core, account.apiKey);
     // Another process (its own cache) used the key 59 s later.
-    await service.core.db.update(apiKeys).set({ lastUsedAt: new Date(t0 + 59_000) }).where(eq(apiKeys.keyId, account.keyId));
+    await service.core.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date(t0 + 59_000) })
+      .where(eq(apiKeys.keyId, account.keyId));
     setNow(t0 + 60_001);
     await authenticateApiKey(service.core, account.apiKey);
     expect(await lastUsedInDb(account.keyId)).toBe(t0 + 59_000);

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Api } from "../../harness/api.js";
+import { type ServiceProcess, spawnService } from "../../harness/process.js";
 import { createTestDatabase } from "../support/postgres.js";
-import { spawnService, type ServiceProcess } from "../../harness/process.js";
 import { onPostgres } from "../support/service.js";
-import { inject } from "vitest";
 
 // Each test claims its own client address (the processes trust the loopback proxy), so the
 // per-IP limit of one test does not spill into the next.

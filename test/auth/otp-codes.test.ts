@@ -1,11 +1,11 @@
 import { Writable } from "node:stream";
+import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { listApiKeys } from "../../core/auth/api-keys.js";
-import { eq } from "drizzle-orm";
 import { normalizeEmail, requestOtp, verifyOtp } from "../../core/auth/otp.js";
 import { hmacHex } from "../../core/auth/tokens.js";
-import { otpCodes } from "../../core/db/schema/otp-codes.js";
 import { balanceOf } from "../../core/billing/ledger.js";
+import { otpCodes } from "../../core/db/schema/otp-codes.js";
 import type { AppError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
 import type { Mailer, MailMessage } from "../../core/mail/mailer.js";
@@ -39,7 +39,20 @@ const logLines: any[] = [];
 let service: TestService;
 let realNow: () => Date;
 beforeAll(async () => {
-  const logger = createLogger("error", new Writable({ write: (chunk, _e, done) => (logLines.push(...String(chunk).trim().split("\n").map((l) => JSON.parse(l))), done()) }));
+  const logger = createLogger(
+    "error",
+    new Writable({
+      write: (chunk, _e, done) => (
+        logLines.push(
+          ...String(chunk)
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l)),
+        ),
+        done()
+      ),
+    }),
+  );
   service = await startTestService({ mailer, logger, env: { SIGNUP_CREDIT_USD: "2.50" } });
   realNow = service.core.now;
 });
@@ -59,7 +72,11 @@ function codeSentTo(email: string): string {
   const mail = sent.findLast((m) => m.to === email);
   return /sign-in code is (\d{6})/.exec(mail!.text)![1]!;
 }
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable("expected a refusal"), (e: AppError) => e);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable("expected a refusal"),
+    (e: AppError) => e,
+  );
 
 describe("sign-in code rules", () => {
   it("normalises an address by trimming it and lower-casing it", () => {

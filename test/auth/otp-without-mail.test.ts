@@ -9,7 +9,20 @@ const lines: any[] = [];
 
 beforeAll(async () => {
   // No SMTP_URL: the mailer writes to the log.
-  const logger = createLogger("info", new Writable({ write: (chunk, _e, done) => (lines.push(...String(chunk).trim().split("\n").map((l) => JSON.parse(l))), done()) }));
+  const logger = createLogger(
+    "info",
+    new Writable({
+      write: (chunk, _e, done) => (
+        lines.push(
+          ...String(chunk)
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l)),
+        ),
+        done()
+      ),
+    }),
+  );
   service = await startTestService({ logger });
 });
 afterAll(() => service?.stop());

@@ -10,9 +10,18 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 
 let serial = 0;
-const rule = (name: string, limit: number, windowMs = 600_000): RateLimitRule => ({ key: `test:${name}:${++serial}`, limit, windowMs, label: `${name} things` });
+const rule = (name: string, limit: number, windowMs = 600_000): RateLimitRule => ({
+  key: `test:${name}:${++serial}`,
+  limit,
+  windowMs,
+  label: `${name} things`,
+});
 const consume = (rules: RateLimitRule[], at: number) => service.core.db.transaction((tx) => consumeRateLimits(tx, rules, new Date(at)));
-const refusal = (promise: Promise<unknown>) => promise.then(() => expect.unreachable("expected a 429"), (e: AppError) => e);
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable("expected a 429"),
+    (e: AppError) => e,
+  );
 const T0 = Date.parse("2030-01-01T00:00:00Z");
 
 describe("rate limits", () => {

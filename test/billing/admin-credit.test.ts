@@ -6,12 +6,12 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { operatorCredit } from "../../core/billing/operator-credit.js";
 import type { Core } from "../../core/context.js";
-import { openDatabase, type DatabaseHandle } from "../../core/db/database.js";
+import { type DatabaseHandle, openDatabase } from "../../core/db/database.js";
 import type { AppError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount } from "../../harness/accounts.js";
-import { createTestDatabase } from "../support/postgres.js";
 import { projectRoot } from "../../harness/process.js";
+import { createTestDatabase } from "../support/postgres.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { expectBalanceIsLedgerSum, ledgerOf } from "./support.js";
 
@@ -54,7 +54,12 @@ describe("agentline admin credit", () => {
       await expectBalanceIsLedgerSum(core, account.accountId);
       await handle.close();
 
-      for (const args of [["--account", account.accountId, "--amount", "-1", "--note", "x"], ["--account", account.accountId, "--amount", "0", "--note", "x"], ["--account", "acct_nope", "--amount", "1", "--note", "x"], ["--account", account.accountId, "--amount", "1"]]) {
+      for (const args of [
+        ["--account", account.accountId, "--amount", "-1", "--note", "x"],
+        ["--account", account.accountId, "--amount", "0", "--note", "x"],
+        ["--account", "acct_nope", "--amount", "1", "--note", "x"],
+        ["--account", account.accountId, "--amount", "1"],
+      ]) {
         const refused = await admin(db.env, "credit", ...args);
         expect(refused.code, args.join(" ")).not.toBe(0);
         expect(refused.stderr).toMatch(/agentline admin credit: /);
@@ -99,7 +104,11 @@ describe("operatorCredit", () => {
       });
     }
     for (const note of ["", "   "]) {
-      expect(await refusal({ accountId: account.accountId, amountUsd: "1", note })).toEqual({ code: "validation_error", status: 422, detail: "note must say why the credit is given." });
+      expect(await refusal({ accountId: account.accountId, amountUsd: "1", note })).toEqual({
+        code: "validation_error",
+        status: 422,
+        detail: "note must say why the credit is given.",
+      });
     }
     expect(await refusal({ accountId: "acct_nope", amountUsd: "1", note: "x" })).toMatchObject({ code: "not_found", status: 404 });
     expect((await refusal({ accountId: "acct_nope", amountUsd: "1", note: "x" }))!.detail).toBe('No account with id "acct_nope" exists on this account.');

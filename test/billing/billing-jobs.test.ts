@@ -31,7 +31,20 @@ describe("the billing timer", () => {
 
     // The service's core, seen with a 50 ms interval and a log this test reads.
     const log: Array<Record<string, any>> = [];
-    const logger = createLogger("error", new Writable({ write: (chunk, _e, done) => (log.push(...String(chunk).trim().split("\n").map((l) => JSON.parse(l))), done()) }));
+    const logger = createLogger(
+      "error",
+      new Writable({
+        write: (chunk, _e, done) => (
+          log.push(
+            ...String(chunk)
+              .trim()
+              .split("\n")
+              .map((l) => JSON.parse(l)),
+          ),
+          done()
+        ),
+      }),
+    );
     const core = Object.create(service().core, { config: { value: { ...service().core.config, billingIntervalMs: 50 } }, logger: { value: logger } }) as Core;
 
     // The port is asked to end the call; the first time, it holds the pass until the test lets it go.

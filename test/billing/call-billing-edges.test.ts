@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { meterCalls } from "../../core/billing/call-billing.js";
 import { tryCharge } from "../../core/billing/ledger.js";
 import { createAccount } from "../../harness/accounts.js";
-import { statementsWaitingForALock } from "../support/postgres.js";
 import { Api } from "../../harness/api.js";
+import { statementsWaitingForALock } from "../support/postgres.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 import { expectBalanceIsLedgerSum, ledgerOf, manualClock } from "./support.js";
@@ -80,7 +80,7 @@ describe("settling a call", () => {
     const { account, api, call } = await callWith(70 * RATE);
     clock.set(new Date(Date.parse(call.answered_at) + 100_000));
     const ended = (await api.post(`/v1/calls/${call.call_id}/hangup`)).body;
-    expect(ended).toMatchObject({ duration_seconds: 100, billed_seconds: 70, charge: (70 * RATE / 1e6).toFixed(6) });
+    expect(ended).toMatchObject({ duration_seconds: 100, billed_seconds: 70, charge: ((70 * RATE) / 1e6).toFixed(6) });
     expect(await callLines(service, account.accountId, call.call_id)).toEqual([
       [-60 * RATE, 60, "60 s of outbound talk time, prepaid"],
       [-10 * RATE, 10, "10 s of outbound talk time"],
@@ -134,14 +134,16 @@ describe("the meter", () => {
     try {
       await statementsWaitingForALock(service.core.db, 1);
       // The first call's block is bought and committed, and its row is free for a live turn.
-      const [row] = await sql`select paid_until > ${new Date(due).toISOString()}::timestamptz as moved from calls where call_id = ${first.call.call_id} for update nowait`;
+      const [row] =
+        await sql`select paid_until > ${new Date(due).toISOString()}::timestamptz as moved from calls where call_id = ${first.call.call_id} for update nowait`;
       expect(row).toEqual({ moved: true });
     } finally {
       release();
       await holding;
     }
     await metering;
-    const [after] = await sql`select paid_until > ${new Date(due + 1_000).toISOString()}::timestamptz as moved from calls where call_id = ${second.call.call_id}`;
+    const [after] =
+      await sql`select paid_until > ${new Date(due + 1_000).toISOString()}::timestamptz as moved from calls where call_id = ${second.call.call_id}`;
     expect(after).toEqual({ moved: true });
   });
 
@@ -169,7 +171,9 @@ describe("the meter", () => {
     // ...0004 rings until the carrier reports the answer; meanwhile the money goes elsewhere.
     const { account, api, call } = await callWith(60 * RATE, "+14155550004");
     expect(call.status).not.toBe("in-progress");
-    await service.core.db.transaction((tx) => tryCharge(tx, { accountId: account.accountId, category: "operator_credit", description: "spent elsewhere", at: clock.now() }, 60 * RATE));
+    await service.core.db.transaction((tx) =>
+      tryCharge(tx, { accountId: account.accountId, category: "operator_credit", description: "spent elsewhere", at: clock.now() }, 60 * RATE),
+    );
     await service.core.callEngine.callStatus(call.call_id, "in-progress");
     const answeredAt = (await api.get(`/v1/calls/${call.call_id}`)).body.answered_at;
     clock.advance(1_000);

@@ -178,7 +178,15 @@ describe("calls", () => {
     try {
       const { account, api } = await accountWith(20_000_000);
       const { agentId, phoneNumber } = await agentWithNumber(api);
-      for (const [seconds, direction] of [[0, "outbound"], [1, "outbound"], [59, "outbound"], [60, "outbound"], [61, "inbound"], [125, "inbound"], [200, "outbound"]] as const) {
+      for (const [seconds, direction] of [
+        [0, "outbound"],
+        [1, "outbound"],
+        [59, "outbound"],
+        [60, "outbound"],
+        [61, "inbound"],
+        [125, "inbound"],
+        [200, "outbound"],
+      ] as const) {
         const callId =
           direction === "outbound"
             ? (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" })).body.call_id

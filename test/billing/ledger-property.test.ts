@@ -25,7 +25,11 @@ type Step =
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant("credit" as const), micros: fc.integer({ min: 1, max: 3_000_000 }) }),
   fc.record({ kind: fc.constant("buy" as const), type: fc.constantFrom("local" as const, "toll_free" as const, "mobile" as const) }),
-  fc.record({ kind: fc.constant("call" as const), direction: fc.constantFrom("inbound" as const, "outbound" as const), seconds: fc.integer({ min: 0, max: 300 }) }),
+  fc.record({
+    kind: fc.constant("call" as const),
+    direction: fc.constantFrom("inbound" as const, "outbound" as const),
+    seconds: fc.integer({ min: 0, max: 300 }),
+  }),
   fc.record({ kind: fc.constant("text" as const) }),
   fc.record({ kind: fc.constant("month" as const) }),
 );
@@ -94,7 +98,10 @@ describe("the ledger (property)", () => {
             expect([201, 402]).toContain((await api.post("/v1/numbers", { agent_id: agentId, number_type: s.type })).status);
           } else if (s.kind === "text") {
             const number = (await api.get("/v1/numbers")).body.data[0];
-            if (number) expect([201, 402]).toContain((await api.post("/v1/sandbox/inbound/sms", { to_number: number.phone_number, from_number: "+14155550171", text: "hi" })).status);
+            if (number)
+              expect([201, 402]).toContain(
+                (await api.post("/v1/sandbox/inbound/sms", { to_number: number.phone_number, from_number: "+14155550171", text: "hi" })).status,
+              );
           } else if (s.kind === "month") {
             clock.advance(31 * 86_400_000);
             await service.core.billing.runOnce();

@@ -4,9 +4,9 @@ import { renewLeases } from "../../core/billing/renewals.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { freePort, TwilioStandIn } from "../../harness/twilio/stand-in.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithTwilioNumber } from "../support/twilio/service.js";
-import { freePort, TwilioStandIn } from "../../harness/twilio/stand-in.js";
 import { manualClock } from "./support.js";
 
 // A number the lease job releases must be handed back to the carrier too, after the release is
@@ -23,7 +23,20 @@ const logLines: Array<Record<string, any>> = [];
 beforeAll(async () => {
   twilio = await TwilioStandIn.start();
   const port = await freePort();
-  const logger = createLogger("error", new Writable({ write: (chunk, _e, done) => (logLines.push(...String(chunk).trim().split("\n").map((l) => JSON.parse(l))), done()) }));
+  const logger = createLogger(
+    "error",
+    new Writable({
+      write: (chunk, _e, done) => (
+        logLines.push(
+          ...String(chunk)
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l)),
+        ),
+        done()
+      ),
+    }),
+  );
   service = await startTestService({ env: { ...twilio.env(`http://127.0.0.1:${port}`), PORT: String(port), BILLING_INTERVAL_MS: "3600000" }, logger });
 });
 afterAll(async () => {

@@ -88,7 +88,10 @@ describe("a renewal the balance cannot pay", () => {
     expect(await row(numberId)).toMatchObject({ status: "active", renewalFailedAt: failedAt, paidThrough: new Date(renewsAt) });
     expect(await ledgerOf(service().core, account.accountId)).toHaveLength(2);
     expect((await drainEvents(api, agentId)).map((e) => [e.event_type, e.payload])).toEqual([
-      ["number.renewal_failed", { number_id: numberId, phone_number: phoneNumber, amount: "1.150000", currency: "USD", release_at: new Date(failedAt.getTime() + GRACE).toISOString() }],
+      [
+        "number.renewal_failed",
+        { number_id: numberId, phone_number: phoneNumber, amount: "1.150000", currency: "USD", release_at: new Date(failedAt.getTime() + GRACE).toISOString() },
+      ],
     ]);
 
     // Retried meanwhile, without telling the agent again or restarting the grace period.
@@ -113,7 +116,9 @@ describe("a renewal the balance cannot pay", () => {
     expect(await runJob()).toContain(numberId);
     expect(await row(numberId)).toMatchObject({ status: "released", releasedAt });
     const released = (await drainEvents(api, agentId)).filter((e) => e.event_type === "number.released");
-    expect(released.map((e) => e.payload)).toEqual([{ number_id: numberId, phone_number: phoneNumber, reason: "unpaid", released_at: releasedAt.toISOString() }]);
+    expect(released.map((e) => e.payload)).toEqual([
+      { number_id: numberId, phone_number: phoneNumber, reason: "unpaid", released_at: releasedAt.toISOString() },
+    ]);
   });
 
   it("renews a number in its grace period once the balance can pay, and a later failure gets a full grace period of its own", async () => {

@@ -25,7 +25,10 @@ async function expect422(path: string, query: Record<string, string>, field: str
   const res = await api.get(path, { query });
   expect(res.status, `${path} ${JSON.stringify(query)}`).toBe(422);
   expect(res.body.code).toBe("validation_error");
-  expect(res.body.errors.map((e: any) => e.field), `${path} ${JSON.stringify(query)}`).toEqual([field]);
+  expect(
+    res.body.errors.map((e: any) => e.field),
+    `${path} ${JSON.stringify(query)}`,
+  ).toEqual([field]);
   return res.body.errors[0].message as string;
 }
 
@@ -84,7 +87,10 @@ describe("report queries", () => {
     }
     for (const path of PERIOD_ROUTES) expect((await api.get(path, { query: { from: "2030-01-01", to: "2030-02-01T12:30:00.5-05:00" } })).status).toBe(200);
     // The extremes of the accepted years reach the database without error.
-    for (const [from, to] of [["1970-01-01", "1970-02-01"], ["9999-12-01", "9999-12-31T23:59:59.999Z"]]) {
+    for (const [from, to] of [
+      ["1970-01-01", "1970-02-01"],
+      ["9999-12-01", "9999-12-31T23:59:59.999Z"],
+    ]) {
       for (const path of PERIOD_ROUTES) expect((await api.get(path, { query: { from: from!, to: to! } })).status, `${path} ${from}`).toBe(200);
     }
     expect((await api.get("/v1/billing/summary", { query: { months: 1 } })).body.months).toHaveLength(1);

@@ -5,7 +5,7 @@ import { newId } from "../../core/ids.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { expenditureOf, ledgerOf, money, ofCategory, sumAmounts, sumQuantity, within, type LedgerRow } from "./seed.js";
+import { expenditureOf, type LedgerRow, ledgerOf, money, ofCategory, sumAmounts, sumQuantity, within } from "./seed.js";
 
 // The clock stands at a Wednesday afternoon; the week began on Monday 2030-03-11.
 const NOW = "2030-03-13T15:00:00.000Z";
@@ -101,7 +101,10 @@ describe("reports over a seeded ledger", () => {
     freeze();
     const rows = await alice.ledger.rows();
     const year = await alice.api.get("/v1/billing/expenditure", { query: { period: "year" } });
-    expect(year.body).toMatchObject({ period: { start: "2030-01-01T00:00:00.000Z", end: NOW, label: "2030" }, ...expenditureOf(within(rows, "2030-01-01", NOW, true)) });
+    expect(year.body).toMatchObject({
+      period: { start: "2030-01-01T00:00:00.000Z", end: NOW, label: "2030" },
+      ...expenditureOf(within(rows, "2030-01-01", NOW, true)),
+    });
     const december = await alice.api.get("/v1/billing/expenditure", { query: { from: "2029-12-01", to: "2030-01-01" } });
     expect(december.body).toMatchObject({ total_spend: "0.000000", credits: { total: "50.000000" } });
     expect(december.body).toMatchObject(expenditureOf(within(rows, "2029-12-01", "2030-01-01")));
@@ -113,9 +116,30 @@ describe("reports over a seeded ledger", () => {
     const { body } = await alice.api.get("/v1/billing/expenditure/calls");
     expect(body).toEqual({
       data: [
-        { call_id: call2, direction: "inbound", spend: "0.009000", billed_seconds: 60, first_charged_at: "2030-03-05T12:00:00.000Z", last_charged_at: "2030-03-05T12:00:00.000Z" },
-        { call_id: call1, direction: "outbound", spend: "0.011250", billed_seconds: 45, first_charged_at: "2030-03-04T12:00:00.000Z", last_charged_at: "2030-03-04T12:00:45.000Z" },
-        { call_id: call3, direction: "outbound", spend: "0.007500", billed_seconds: 30, first_charged_at: "2030-03-01T00:00:30.000Z", last_charged_at: "2030-03-01T00:01:00.000Z" },
+        {
+          call_id: call2,
+          direction: "inbound",
+          spend: "0.009000",
+          billed_seconds: 60,
+          first_charged_at: "2030-03-05T12:00:00.000Z",
+          last_charged_at: "2030-03-05T12:00:00.000Z",
+        },
+        {
+          call_id: call1,
+          direction: "outbound",
+          spend: "0.011250",
+          billed_seconds: 45,
+          first_charged_at: "2030-03-04T12:00:00.000Z",
+          last_charged_at: "2030-03-04T12:00:45.000Z",
+        },
+        {
+          call_id: call3,
+          direction: "outbound",
+          spend: "0.007500",
+          billed_seconds: 30,
+          first_charged_at: "2030-03-01T00:00:30.000Z",
+          last_charged_at: "2030-03-01T00:01:00.000Z",
+        },
       ],
       limit: 20,
       offset: 0,
@@ -128,7 +152,11 @@ describe("reports over a seeded ledger", () => {
       expect(item.billed_seconds).toBe(sumQuantity(mine));
     }
     const year = await alice.api.get("/v1/billing/expenditure/calls", { query: { period: "year" } });
-    expect(year.body.data.find((c: any) => c.call_id === call3)).toMatchObject({ spend: "0.022500", billed_seconds: 90, first_charged_at: "2030-02-28T23:59:30.000Z" });
+    expect(year.body.data.find((c: any) => c.call_id === call3)).toMatchObject({
+      spend: "0.022500",
+      billed_seconds: 90,
+      first_charged_at: "2030-02-28T23:59:30.000Z",
+    });
   });
 
   it("pages per-call spend with limit and offset", async () => {
@@ -175,7 +203,11 @@ describe("reports over a seeded ledger", () => {
     expect(body.calls.billed_seconds).toBe(sumQuantity(calls));
     expect(body.sms.received).toBe(sumQuantity(ofCategory(march, "sms")));
     const today = await alice.api.get("/v1/usage", { query: { period: "day" } });
-    expect(today.body).toMatchObject({ calls: { count: 0, billed_seconds: 0, billed_minutes: 0 }, sms: { received: 0 }, numbers: { purchased: 0, renewed: 0 } });
+    expect(today.body).toMatchObject({
+      calls: { count: 0, billed_seconds: 0, billed_minutes: 0 },
+      sms: { received: 0 },
+      numbers: { purchased: 0, renewed: 0 },
+    });
   });
 
   it("summarises the last months oldest first, empty months as zeros, each equal to its raw rows", async () => {
@@ -186,14 +218,26 @@ describe("reports over a seeded ledger", () => {
     const zero = { credits: "0.000000", spend: "0.000000", net: "0.000000", by_category: { numbers: "0.000000", calls: "0.000000", sms: "0.000000" } };
     expect(body.months[0]).toEqual({ month: "2029-10", ...zero });
     expect(body.months[3]).toEqual({ month: "2030-01", ...zero });
-    expect(body.months[4]).toEqual({ month: "2030-02", credits: "0.000000", spend: "1.165000", net: "-1.165000", by_category: { numbers: "1.150000", calls: "0.015000", sms: "0.000000" } });
+    expect(body.months[4]).toEqual({
+      month: "2030-02",
+      credits: "0.000000",
+      spend: "1.165000",
+      net: "-1.165000",
+      by_category: { numbers: "1.150000", calls: "0.015000", sms: "0.000000" },
+    });
     expect(body.months[5]).toMatchObject({ credits: "6.500000", spend: "3.343550", net: "3.156450" });
     expect(body).toMatchObject({ currency: "USD", total_spend: "4.508550", total_credits: "56.500000" });
     for (const m of body.months) {
       const [y, mo] = m.month.split("-").map(Number);
       const mine = within(rows, new Date(Date.UTC(y, mo - 1, 1)), new Date(Date.UTC(y, mo, 1)));
       const expected = expenditureOf(mine);
-      expect(m).toEqual({ month: m.month, credits: expected.credits.total, spend: expected.total_spend, net: money(sumAmounts(mine)), by_category: expected.by_category });
+      expect(m).toEqual({
+        month: m.month,
+        credits: expected.credits.total,
+        spend: expected.total_spend,
+        net: money(sumAmounts(mine)),
+        by_category: expected.by_category,
+      });
     }
     const one = await alice.api.get("/v1/billing/summary", { query: { months: 1 } });
     expect(one.body.months.map((m: any) => m.month)).toEqual(["2030-03"]);
@@ -287,7 +331,11 @@ describe("period boundaries", () => {
 
   it("names weeks by their ISO week, whose year can differ from the calendar year", async () => {
     freeze("2029-12-31T12:00:00Z"); // a Monday in ISO week 1 of 2030
-    expect((await bob.api.get("/v1/usage", { query: { period: "week" } })).body.period).toEqual({ start: "2029-12-31T00:00:00.000Z", end: "2029-12-31T12:00:00.000Z", label: "2030-W01" });
+    expect((await bob.api.get("/v1/usage", { query: { period: "week" } })).body.period).toEqual({
+      start: "2029-12-31T00:00:00.000Z",
+      end: "2029-12-31T12:00:00.000Z",
+      label: "2030-W01",
+    });
     freeze("2030-03-17T23:59:59Z"); // Sunday: still the week that began on Monday the 11th
     expect((await bob.api.get("/v1/usage", { query: { period: "week" } })).body.period.start).toBe("2030-03-11T00:00:00.000Z");
   });

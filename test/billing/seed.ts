@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
-import { credit, tryCharge, type LedgerLine } from "../../core/billing/ledger.js";
+import { credit, type LedgerLine, tryCharge } from "../../core/billing/ledger.js";
 import { formatMicros } from "../../core/billing/money.js";
 import type { Core } from "../../core/context.js";
-import { ledgerEntries, type LedgerCategory } from "../../core/db/schema/ledger-entries.js";
+import { type LedgerCategory, ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
 type Line = Omit<LedgerLine, "accountId" | "description" | "at"> & { description?: string };

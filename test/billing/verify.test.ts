@@ -92,8 +92,24 @@ describe("GET /v1/billing/verify/{call_id}", () => {
     });
     expect(res.body.charged).toBe(money(await ledgerNet(alice, callId)));
     expect(res.body.ledger).toEqual([
-      { transaction_id: expect.any(String), amount: "-0.015000", category: "call", item: "call.outbound", quantity: 60, description: "Call time, first minute", created_at: "2030-03-04T12:00:00.000Z" },
-      { transaction_id: expect.any(String), amount: "0.003750", category: "call", item: "call.outbound", quantity: -15, description: "Unused call time", created_at: "2030-03-04T12:00:45.000Z" },
+      {
+        transaction_id: expect.any(String),
+        amount: "-0.015000",
+        category: "call",
+        item: "call.outbound",
+        quantity: 60,
+        description: "Call time, first minute",
+        created_at: "2030-03-04T12:00:00.000Z",
+      },
+      {
+        transaction_id: expect.any(String),
+        amount: "0.003750",
+        category: "call",
+        item: "call.outbound",
+        quantity: -15,
+        description: "Unused call time",
+        created_at: "2030-03-04T12:00:45.000Z",
+      },
     ]);
   });
 

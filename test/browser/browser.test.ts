@@ -1,12 +1,12 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { ARTIFACTS, launchBrowser } from "../support/browser.js";
 import { projectRoot } from "../../harness/process.js";
+import { ARTIFACTS, launchBrowser } from "../support/browser.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 
@@ -80,7 +80,9 @@ describe("in a browser (headless Chromium)", () => {
     await page.getByText("Health check", { exact: true }).first().waitFor({ timeout: 60_000 });
     // The sidebar lists each tag; opening one lists its operations. Every operation of the
     // service's own /openapi.json must be there, not a sample.
-    const document = (await (await fetch(`${service.baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary?: string; tags?: string[] }>> };
+    const document = (await (await fetch(`${service.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { summary?: string; tags?: string[] }>>;
+    };
     const listed = new Map<string, Set<string>>();
     for (const item of Object.values(document.paths)) {
       for (const operation of Object.values(item)) {

@@ -203,7 +203,10 @@ describe.runIf(onPostgres)("the PostgreSQL bus", () => {
       .insert(busMessages)
       .values({ payload: { n: "old" }, createdAt: sql`now() - interval '2 minutes'` })
       .returning({ id: busMessages.id });
-    const [fresh] = await a.db.insert(busMessages).values({ payload: { n: "fresh" } }).returning({ id: busMessages.id });
+    const [fresh] = await a.db
+      .insert(busMessages)
+      .values({ payload: { n: "fresh" } })
+      .returning({ id: busMessages.id });
     await a.bus({ sweepEveryMs: 50 });
 
     const exists = async (id: number) => (await a.db.select({ id: busMessages.id }).from(busMessages).where(eq(busMessages.id, id))).length === 1;

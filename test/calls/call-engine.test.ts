@@ -29,7 +29,6 @@ beforeEach(async () => {
 });
 afterEach(() => receiver?.close());
 
-
 describe("the carrier's signals", () => {
   it("take the caller's words as speech when the carrier does not say how they came", async () => {
     const { agentId } = await agentWithNumber(api);

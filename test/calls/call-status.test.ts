@@ -4,9 +4,9 @@ import { loadCallById } from "../../core/calls/call-records.js";
 import { applyCallStatus } from "../../core/calls/call-status.js";
 import { endCall } from "../../core/calls/end-call.js";
 import { turns } from "../../core/db/schema/turns.js";
-import { ledgerOf, manualClock } from "../billing/support.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { ledgerOf, manualClock } from "../billing/support.js";
 import { messageType } from "../support/protocol2.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -89,7 +89,13 @@ describe("talk time and its bill", () => {
     const hung = await api.post(`/v1/calls/${callId}/hangup`);
     expect(hung.body).toMatchObject({ status: "completed", duration_seconds: 43, billed_seconds: 43, charge: "0.010750", currency: "USD" });
     const [completed] = await drainEvents(api, agentId);
-    expect(completed.payload).toMatchObject({ duration_seconds: 43, billed_seconds: 43, charge: "0.010750", currency: "USD", answered_at: hung.body.answered_at });
+    expect(completed.payload).toMatchObject({
+      duration_seconds: 43,
+      billed_seconds: 43,
+      charge: "0.010750",
+      currency: "USD",
+      answered_at: hung.body.answered_at,
+    });
   });
 });
 
@@ -113,7 +119,12 @@ describe("hanging a call up from the service", () => {
     const paidUntil = new Date(clock.now().getTime() + 30_000);
     clock.advance(45_000);
     await endCall(service.core, (await loadCallById(service.core.db, callId))!, "service", paidUntil);
-    expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ status: "completed", ended_by: "service", ended_at: paidUntil.toISOString(), duration_seconds: 30 });
+    expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({
+      status: "completed",
+      ended_by: "service",
+      ended_at: paidUntil.toISOString(),
+      duration_seconds: 30,
+    });
   });
 
   it("leaves a call that ended meanwhile as it is, without asking the carrier again", async () => {

@@ -191,7 +191,13 @@ describe("inbound calls", () => {
     const ring = await api.post("/v1/sandbox/inbound/calls", { to_number: phoneNumber, from_number: "+14155550111" });
     expect(ring.status).toBe(201);
     const callId = ring.body.call_id;
-    expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ direction: "inbound", is_owner_call: true, status: "in-progress", from_number: "+14155550111", to_number: phoneNumber });
+    expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({
+      direction: "inbound",
+      is_owner_call: true,
+      status: "in-progress",
+      from_number: "+14155550111",
+      to_number: phoneNumber,
+    });
     await api.post(`/v1/sandbox/calls/${callId}/say`, { text: "Book a table for four at eight." });
     await api.post(`/v1/sandbox/calls/${callId}/say`, { text: "And text me the confirmation." });
     await api.post(`/v1/sandbox/calls/${callId}/hangup`);

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConversationCache, conversations, type ConversationLine } from "../../core/calls/conversation-cache.js";
+import { ConversationCache, type ConversationLine, conversations } from "../../core/calls/conversation-cache.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { RelayClient } from "../../harness/relay-client.js";
@@ -70,7 +70,11 @@ describe("the conversation of a live call", () => {
     const first = await phone.say("question 0");
     relay.ack((await relay.waitForEvents(1))[0]!.event_id);
     // The turn left its conversation in the process's cache, which every later turn consults.
-    expect(conversations(service.core).get(callId)?.lines.map((l) => l.text)).toEqual(["question 0"]);
+    expect(
+      conversations(service.core)
+        .get(callId)
+        ?.lines.map((l) => l.text),
+    ).toEqual(["question 0"]);
 
     // Another process speaks a line into the call between the turn and its answer.
     await service.core.db.execute(sql`insert into transcript_entries (call_id, role, text) values (${callId}, 'assistant', 'written elsewhere')`);
@@ -88,15 +92,21 @@ describe("the conversation of a live call", () => {
     const { agentId } = await agentWithNumber(api);
     const callId = await answeredCall(api, agentId);
     await service.core.callEngine.callerUtterance(callId, "question 0");
-    expect(conversations(service.core).get(callId)?.lines.map((l) => l.text)).toEqual(["question 0"]);
+    expect(
+      conversations(service.core)
+        .get(callId)
+        ?.lines.map((l) => l.text),
+    ).toEqual(["question 0"]);
 
     // The database refuses the next turn: the function fails, nothing of the turn is written.
-    await service.core.db.execute(sql.raw(`
+    await service.core.db.execute(
+      sql.raw(`
       create function refuse_marked_turns() returns trigger language plpgsql as $$
       begin
         if new.text = 'refused words' then raise exception 'turn refused by the test'; end if;
         return new;
-      end $$`));
+      end $$`),
+    );
     await service.core.db.execute(sql.raw("create trigger refuse_marked_turns before insert on turns for each row execute function refuse_marked_turns()"));
     try {
       const failed = await service.core.callEngine.callerUtterance(callId, "refused words").catch((error: unknown) => error);

@@ -33,15 +33,19 @@ describe("the live turn's one round trip", () => {
     const { agentId, callId, relay, phone } = await liveCall();
     // A deferred constraint trigger fails the commit itself, after the event row was written:
     // anything sent before the commit would reach the relay.
-    await service.core.db.execute(sql.raw(`
+    await service.core.db.execute(
+      sql.raw(`
       create function fail_marked_events() returns trigger language plpgsql as $$
       begin
         if new.envelope->'payload'->>'text' = 'fail at commit' then raise exception 'commit refused by the test'; end if;
         return null;
-      end $$`));
-    await service.core.db.execute(sql.raw(`
+      end $$`),
+    );
+    await service.core.db.execute(
+      sql.raw(`
       create constraint trigger fail_marked_events after insert on events deferrable initially deferred
-        for each row execute function fail_marked_events();`));
+        for each row execute function fail_marked_events();`),
+    );
     try {
       phone.send({ type: "say", text: "fail at commit" });
       await new Promise((r) => setTimeout(r, 500));
@@ -118,7 +122,13 @@ describe("the call.utterance envelope", () => {
         "push_token",
       ]);
       expect(Object.keys(event!.payload)).toEqual(["call_id", "turn_id", "text", "input", "from_number", "to_number", "is_owner_call"]);
-      expect(event).toMatchObject({ agent_id: agentId, call_id: callId, turn_id: turnId, session_key: `agentline:${agentId}:${callId}`, payload: { text, call_id: callId } });
+      expect(event).toMatchObject({
+        agent_id: agentId,
+        call_id: callId,
+        turn_id: turnId,
+        session_key: `agentline:${agentId}:${callId}`,
+        payload: { text, call_id: callId },
+      });
     } finally {
       phone.close();
       await relay.close();
@@ -134,7 +144,10 @@ describe("a long call", () => {
     // The planner would read a table this small whole; with that ruled out, it picks the cheapest index.
     const plan = await service.core.db.transaction(async (tx) => {
       await tx.execute(sql`set local enable_seqscan = off`);
-      const rows = await executeRows<{ "QUERY PLAN": unknown }>(tx, sql`explain (format json) update turns set status = 'stale' where call_id = ${callId} and status = 'open'`);
+      const rows = await executeRows<{ "QUERY PLAN": unknown }>(
+        tx,
+        sql`explain (format json) update turns set status = 'stale' where call_id = ${callId} and status = 'open'`,
+      );
       return JSON.stringify(rows[0]!["QUERY PLAN"]);
     });
     expect(plan).toContain("turns_open_idx");

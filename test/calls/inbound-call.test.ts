@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
 import { loadCallById } from "../../core/calls/call-records.js";
+import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
 import { receiveInboundCall } from "../../core/calls/inbound-call.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";

@@ -154,7 +154,10 @@ describe("a push refused", () => {
     await service.core.db.update(turns).set({ status: "abandoned", closedAt: new Date() }).where(eq(turns.turnId, turnId));
     const res = await pushToTurn(api, callId, turnId, { text: "Hi!" });
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ code: "turn_abandoned", detail: `Turn ${turnId} was given up: its call.utterance could not be delivered. Discard this answer.` });
+    expect(res.body).toMatchObject({
+      code: "turn_abandoned",
+      detail: `Turn ${turnId} was given up: its call.utterance could not be delivered. Discard this answer.`,
+    });
   });
 
   it("after the call ended: 410 call_ended, with the status it ended in", async () => {
@@ -183,7 +186,9 @@ describe("a push refused", () => {
       const callId = await answeredCall(api, agentId);
       const turnId = await sayOnCall(api, callId, "What's my balance?");
       const message = "interim lines need the streams_progress capability on this agent's service-relay/2 webhook";
-      await expect(pushContext(service.core, { accountId: account.accountId }, { callId, turnId, text: "One moment.", final: false, endCall: false })).rejects.toMatchObject({
+      await expect(
+        pushContext(service.core, { accountId: account.accountId }, { callId, turnId, text: "One moment.", final: false, endCall: false }),
+      ).rejects.toMatchObject({
         code: "validation_error",
         detail: `final: false is refused: ${message}.`,
         errors: [{ field: "final", message }],
@@ -203,7 +208,11 @@ describe("push tokens", () => {
     await expect(forged).rejects.toMatchObject({ code: "unauthorized", status: 401, detail: "The push token is not valid for this call.", headers: challenge });
     // A token that is right for a call id no call has: the same 401, so tokens reveal no call ids.
     const ghost = "call_00000000000000000000000000";
-    const unknown = pushContext(service.core, { pushToken: pushTokenFor(service.core, ghost) }, { callId: ghost, turnId, text: "x", final: true, endCall: false });
+    const unknown = pushContext(
+      service.core,
+      { pushToken: pushTokenFor(service.core, ghost) },
+      { callId: ghost, turnId, text: "x", final: true, endCall: false },
+    );
     await expect(unknown).rejects.toMatchObject({ code: "unauthorized", status: 401, headers: challenge });
   });
 

@@ -37,7 +37,10 @@ describe("a push refused", () => {
     await sayOnCall(api, callId, "Hello, anyone?");
     const res = await pushToTurn(api, callId, old, { text: "Hi!" });
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ code: "turn_stale", detail: `Turn ${old} is stale: the caller has spoken again since. Discard this answer and answer the newer call.utterance.` });
+    expect(res.body).toMatchObject({
+      code: "turn_stale",
+      detail: `Turn ${old} is stale: the caller has spoken again since. Discard this answer and answer the newer call.utterance.`,
+    });
   });
 });
 
@@ -54,7 +57,15 @@ describe("a turn of an agent on a webhook", () => {
       account_id: account.accountId,
       event_type: "call.utterance",
       created_at: expect.any(String),
-      payload: { call_id: callId, turn_id: first, text: "What time do you open?", input: "speech", from_number: expect.any(String), to_number: "+14155550142", is_owner_call: false },
+      payload: {
+        call_id: callId,
+        turn_id: first,
+        text: "What time do you open?",
+        input: "speech",
+        from_number: expect.any(String),
+        to_number: "+14155550142",
+        is_owner_call: false,
+      },
       call_id: callId,
       turn_id: first,
       session_key: `agentline:${agentId}:${callId}`,
@@ -120,9 +131,22 @@ describe("protocol service-relay/2", () => {
     const all = await receiver.waitFor(5);
     expect(all.map(messageType)).toEqual(["call.session.start", "call.task.open", "call.task.open", "call.task.open", "call.session.end"]);
     const [start, open1, open2] = all;
-    expect(start!.body).toMatchObject({ type: "call.session.start", call_id: callId, agent_id: agentId, direction: "outbound", to_number: "+14155550142", is_owner_call: false });
+    expect(start!.body).toMatchObject({
+      type: "call.session.start",
+      call_id: callId,
+      agent_id: agentId,
+      direction: "outbound",
+      to_number: "+14155550142",
+      is_owner_call: false,
+    });
     expect(start!.body.briefing).toBeUndefined();
-    expect(open1!.body).toMatchObject({ type: "call.task.open", call_id: callId, task_id: first, text: "What time do you open?", push_token: expect.stringMatching(/^pt_/) });
+    expect(open1!.body).toMatchObject({
+      type: "call.task.open",
+      call_id: callId,
+      task_id: first,
+      text: "What time do you open?",
+      push_token: expect.stringMatching(/^pt_/),
+    });
     expect(open2!.body.task_id).toBe(second);
     expect(all[4]!.body).toMatchObject({ type: "call.session.end", call_id: callId, status: "completed", ended_by: "caller" });
     // Each typed POST carries its own id, as body and as webhook-id.

@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -8,8 +8,8 @@ import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../cli/program.js";
 import { projectRoot, spawnService } from "../../harness/process.js";
-import { startSmtpServer } from "../support/smtp.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { startSmtpServer } from "../support/smtp.js";
 
 const run = promisify(execFile);
 const BIN = join(projectRoot, "dist", "bin", "agentline.js");
@@ -47,7 +47,8 @@ describe("agentline --help", () => {
   it("npx agentline --help prints the usage and every command", { timeout: 60_000 }, async () => {
     const { stdout } = await run("npx", ["--no-install", "agentline", "--help"], { cwd: projectRoot, env: { PATH: process.env.PATH, HOME: home } });
     expect(stdout).toMatch(/^Usage: agentline \[options\] \[command\]/);
-    for (const name of ["serve", "mcp", "admin", "login", "agents", "numbers", "call", "say", "transcript", "events"]) expect(stdout).toMatch(new RegExp(`^  ${name}\\b`, "m"));
+    for (const name of ["serve", "mcp", "admin", "login", "agents", "numbers", "call", "say", "transcript", "events"])
+      expect(stdout).toMatch(new RegExp(`^  ${name}\\b`, "m"));
   });
 
   it("every command and subcommand prints its usage for --help, and serve --help starts nothing", { timeout: 120_000 }, async () => {
@@ -67,7 +68,11 @@ describe("the CLI against the sandbox", () => {
   it("login → agent → number → call → events tail → say → transcript", { timeout: 120_000 }, async () => {
     // login reads the code from standard input, after it asked for it.
     const email = "cli@example.com";
-    const login = spawn("node", [BIN, "login", "--email", email], { cwd: projectRoot, env: { PATH: process.env.PATH, HOME: home, AGENTLINE_BASE_URL: service.baseUrl }, stdio: ["pipe", "pipe", "pipe"] });
+    const login = spawn("node", [BIN, "login", "--email", email], {
+      cwd: projectRoot,
+      env: { PATH: process.env.PATH, HOME: home, AGENTLINE_BASE_URL: service.baseUrl },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const loginExit = new Promise((resolve) => login.on("exit", resolve));
     let loginOut = "";
     let loginErr = "";
@@ -94,7 +99,11 @@ describe("the CLI against the sandbox", () => {
     expect(callId).toMatch(/^call_/);
     expect(call.stderr).toContain("in-progress");
 
-    const tail = spawn("node", [BIN, "events", "tail", "--agent", agentId, "--count", "1"], { cwd: projectRoot, env: { PATH: process.env.PATH, HOME: home, AGENTLINE_BASE_URL: service.baseUrl }, stdio: ["ignore", "pipe", "pipe"] });
+    const tail = spawn("node", [BIN, "events", "tail", "--agent", agentId, "--count", "1"], {
+      cwd: projectRoot,
+      env: { PATH: process.env.PATH, HOME: home, AGENTLINE_BASE_URL: service.baseUrl },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const tailExit = new Promise((resolve) => tail.on("exit", resolve));
     let tailOut = "";
     let tailErr = "";
@@ -133,12 +142,22 @@ describe("dev sign-in with no mail server", () => {
       // The banner goes to stderr just after the "listening" log line.
       await expect.poll(() => running.output(), { timeout: 10_000 }).toMatch(/sign-in codes +not mailed \(no SMTP_URL\): printed in this log/);
       expect(running.output()).toContain(`API reference  ${running.baseUrl}/docs`);
-      await fetch(`${running.baseUrl}/v1/auth/otp`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "dev@example.com" }) });
-      await expect.poll(() => running.output(), { timeout: 10_000 }).toMatch(/"msg":"mail not sent \(no SMTP_URL\), logged instead: to dev@example\.com: Your agentline sign-in code: \d{6}"/);
+      await fetch(`${running.baseUrl}/v1/auth/otp`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "dev@example.com" }),
+      });
+      await expect
+        .poll(() => running.output(), { timeout: 10_000 })
+        .toMatch(/"msg":"mail not sent \(no SMTP_URL\), logged instead: to dev@example\.com: Your agentline sign-in code: \d{6}"/);
 
       const admin = await cli(["admin", "api-key", "--email", "dev@example.com"], { DATA_DIR: dataDir, AGENTLINE_BASE_URL: "" });
       expect(admin.code).toBe(1);
-      expect(admin.stderr).toMatch(new RegExp(`^agentline admin api-key: the running service \\(process \\d+\\) holds the embedded database in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+      expect(admin.stderr).toMatch(
+        new RegExp(
+          `^agentline admin api-key: the running service \\(process \\d+\\) holds the embedded database in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`,
+        ),
+      );
       expect(admin.stderr).toContain("npx agentline login --email you@example.com");
       expect(admin.stdout).toBe("");
     } finally {

@@ -26,7 +26,9 @@ afterAll(async () => {
 });
 
 const operations = () =>
-  Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+  Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ path, method, op })),
+  );
 
 describe("/openapi.json under third-party tools", () => {
   // Both spawn real tools: a few seconds each on an idle machine, so generous timeouts for a busy one.
@@ -37,7 +39,10 @@ describe("/openapi.json under third-party tools", () => {
     const { stdout } = await promisify(execFile)(process.execPath, [cli, "lint", file, "--format=json"], { cwd: scratch, maxBuffer: 16 * 1024 * 1024 }).catch(
       (failed: { stdout: string }) => failed,
     );
-    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; severity: string; message: string }> };
+    const report = JSON.parse(stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: Array<{ ruleId: string; severity: string; message: string }>;
+    };
     const errors = report.problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message}`);
     expect(errors).toEqual([]);
     expect(report.totals.errors).toBe(0);
@@ -90,7 +95,13 @@ export async function firstCall(baseUrl: string, apiKey: string) {
     // The compiled client runs against the service, as generated.
     const { firstCall } = await import(join(scratch, "client.js"));
     const account = await createAccount(service.core);
-    expect(await firstCall(service.baseUrl, account.apiKey)).toEqual({ phone: expect.stringMatching(/^\+1/), spoken: "answered", secretChanged: true, where: "body", problem: 422 });
+    expect(await firstCall(service.baseUrl, account.apiKey)).toEqual({
+      phone: expect.stringMatching(/^\+1/),
+      spoken: "answered",
+      secretChanged: true,
+      where: "body",
+      problem: 422,
+    });
   });
 });
 
@@ -127,7 +138,18 @@ describe("/openapi.json is as strict as the server", () => {
 
   it("documents the headers the server sends: X-Request-Id always, Retry-After, the challenges and the receipts", () => {
     expect(Object.keys(document.components.headers).sort()).toEqual(
-      ["Cache-Control", "Idempotent-Replayed", "PAYMENT-REQUIRED", "PAYMENT-RESPONSE", "Payment-Receipt", "Retry-After", "WWW-Authenticate", "X-PAYMENT-RESPONSE", "X-Payment-Test-Money", "X-Request-Id"].sort(),
+      [
+        "Cache-Control",
+        "Idempotent-Replayed",
+        "PAYMENT-REQUIRED",
+        "PAYMENT-RESPONSE",
+        "Payment-Receipt",
+        "Retry-After",
+        "WWW-Authenticate",
+        "X-PAYMENT-RESPONSE",
+        "X-Payment-Test-Money",
+        "X-Request-Id",
+      ].sort(),
     );
     const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
     for (const { path, method, op } of operations()) {
@@ -139,7 +161,9 @@ describe("/openapi.json is as strict as the server", () => {
       }
       if (op["x-payment-info"]) {
         const success = Object.entries(op.responses as Record<string, any>).find(([status]) => status.startsWith("2"))![1];
-        expect(Object.keys(success.headers), `${method} ${path}`).toEqual(expect.arrayContaining(["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE", "Payment-Receipt"]));
+        expect(Object.keys(success.headers), `${method} ${path}`).toEqual(
+          expect.arrayContaining(["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE", "Payment-Receipt"]),
+        );
       }
     }
     expect(document.paths["/v1/auth/otp"].post.responses["429"].headers["Retry-After"]).toEqual(ref("Retry-After"));

@@ -35,7 +35,8 @@ const routes = allRoutes({ carrier: "sandbox" });
  * except where its answer carries a secret shown once, and the top-up (a payment is its own key).
  */
 const SECRET_OR_PAYMENT = ["mintApiKey", "mintAgentToken", "rotateAgentToken", "setWebhook", "walletSetWebhook", "topup"];
-const takesIdempotencyKey = (r: (typeof routes)[number]) => r.method === "post" && r.auth !== "none" && r.path !== "/mcp" && !SECRET_OR_PAYMENT.includes(r.operationId);
+const takesIdempotencyKey = (r: (typeof routes)[number]) =>
+  r.method === "post" && r.auth !== "none" && r.path !== "/mcp" && !SECRET_OR_PAYMENT.includes(r.operationId);
 
 /** The credential a route takes from a test: an API key where one is accepted, else none (a payment route validates first). */
 const keyFor = (auth: string) => (auth.startsWith("api_key") || auth === "mcp" ? account.apiKey : null);
@@ -46,11 +47,19 @@ describe("one rule for query strings", () => {
     // The one exception: the AgentID callback is a redirect target whose parameters the identity
     // provider chooses, and OAuth clients must ignore the ones they do not know (RFC 6749 §4.1.2).
     for (const route of routes.filter((r) => r.operationId !== "agentIdCallback")) {
-      const res = await api.request(route.method.toUpperCase(), concrete(route.path), { query: { zz_unknown: "1" }, key: keyFor(route.auth), contentType: "application/json" });
+      const res = await api.request(route.method.toUpperCase(), concrete(route.path), {
+        query: { zz_unknown: "1" },
+        key: keyFor(route.auth),
+        contentType: "application/json",
+      });
       const where = `${route.method.toUpperCase()} ${route.path}`;
       expect(res.status, where).toBe(422);
       expect(res.body.code, where).toBe("validation_error");
-      expect(res.body.errors, where).toContainEqual({ field: "zz_unknown", in: "query", message: expect.stringMatching(/^is not a recognised query parameter/) });
+      expect(res.body.errors, where).toContainEqual({
+        field: "zz_unknown",
+        in: "query",
+        message: expect.stringMatching(/^is not a recognised query parameter/),
+      });
     }
   });
 
@@ -75,7 +84,17 @@ describe("a route with a body needs one", () => {
     const withBody = routes.filter((r) => r.body && r.bodyRequired !== false);
     // Every spending route is among them.
     expect(withBody.map((r) => r.operationId)).toEqual(
-      expect.arrayContaining(["buyNumber", "placeCall", "walletBuyNumber", "walletRenewNumber", "walletPlaceCall", "walletUpdateAgent", "walletSetWebhook", "sandboxInboundCall", "sandboxInboundSms"]),
+      expect.arrayContaining([
+        "buyNumber",
+        "placeCall",
+        "walletBuyNumber",
+        "walletRenewNumber",
+        "walletPlaceCall",
+        "walletUpdateAgent",
+        "walletSetWebhook",
+        "sandboxInboundCall",
+        "sandboxInboundSms",
+      ]),
     );
     for (const route of withBody) {
       const res = await api.request(route.method.toUpperCase(), concrete(route.path), { raw: "", key: keyFor(route.auth) });
@@ -130,7 +149,9 @@ describe("one rule for Idempotency-Key", () => {
   it("is documented on every route that honours it, and refused with a 422 naming the header on every other", async () => {
     const document = (await api.get("/openapi.json")).body;
     const honouring = routes.filter(takesIdempotencyKey);
-    expect(honouring.map((r) => r.operationId)).toEqual(expect.arrayContaining(["createAgent", "buyNumber", "placeCall", "walletBuyNumber", "submitFeedback", "pushContext"]));
+    expect(honouring.map((r) => r.operationId)).toEqual(
+      expect.arrayContaining(["createAgent", "buyNumber", "placeCall", "walletBuyNumber", "submitFeedback", "pushContext"]),
+    );
     for (const route of honouring) {
       const params = document.paths[route.path][route.method].parameters ?? [];
       expect(params, route.operationId).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));

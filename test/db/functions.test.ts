@@ -2,11 +2,19 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { executeRows, openDatabase, type DatabaseHandle } from "../../core/db/database.js";
+import { type DatabaseHandle, executeRows, openDatabase } from "../../core/db/database.js";
 import { hole, jsonTemplate } from "../../core/db/json-template.js";
 import { migrationsFolder } from "../../core/db/paths.js";
 import { createLogger } from "../../core/logger.js";
-import { definition, functionBody, functionsInMigrations, lastDefinition, pendingMigration, readFunctionSources, readMigrations } from "../../scripts/db-functions.js";
+import {
+  definition,
+  functionBody,
+  functionsInMigrations,
+  lastDefinition,
+  pendingMigration,
+  readFunctionSources,
+  readMigrations,
+} from "../../scripts/db-functions.js";
 import { freshDatabase } from "../support/service.js";
 
 const sources = readFunctionSources();
@@ -63,7 +71,12 @@ describe("the migrated database", () => {
   beforeAll(async () => {
     const database = await freshDatabase();
     drop = database.drop;
-    handle = await openDatabase({ url: database.url, dataDir: "memory://", ...(database.pglite ? { pglite: database.pglite } : {}), logger: createLogger("silent") });
+    handle = await openDatabase({
+      url: database.url,
+      dataDir: "memory://",
+      ...(database.pglite ? { pglite: database.pglite } : {}),
+      logger: createLogger("silent"),
+    });
   });
   afterAll(async () => {
     await handle?.close();
@@ -76,7 +89,8 @@ describe("the migrated database", () => {
       sql`select proname as name, prosrc as body from pg_proc where proname in ('agentline_open_turn', 'agentline_push_context') order by proname`,
     );
     expect(rows.map((r) => r.name)).toEqual(sources.map((s) => s.name));
-    for (const source of sources) expect(rows.find((r) => r.name === source.name)!.body.split("\n"), source.name).toEqual(functionBody(source.text).split("\n"));
+    for (const source of sources)
+      expect(rows.find((r) => r.name === source.name)!.body.split("\n"), source.name).toEqual(functionBody(source.text).split("\n"));
   });
 
   it("fills a JSON template with format() as jsonTemplate means it", async () => {

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { clientSettings, SETTING_GROUPS } from "../../core/config.js";
-import { CONFIGURATION_DOC_PATH, configurationReference } from "../../scripts/config-docs.js";
 import { projectRoot } from "../../harness/process.js";
+import { CONFIGURATION_DOC_PATH, configurationReference } from "../../scripts/config-docs.js";
 
 const committed = () => readFileSync(CONFIGURATION_DOC_PATH, "utf8");
 
@@ -28,7 +28,9 @@ describe("docs/configuration.md", () => {
 
   it("would notice a setting added to a group", () => {
     const [first, ...rest] = SETTING_GROUPS;
-    const grown = first.extend({ BRAND_NEW_MS: z.coerce.number().int().min(1).max(9).default(3).meta({ description: "A setting the page does not know." }) }).meta(first.meta()!);
+    const grown = first
+      .extend({ BRAND_NEW_MS: z.coerce.number().int().min(1).max(9).default(3).meta({ description: "A setting the page does not know." }) })
+      .meta(first.meta()!);
     const page = configurationReference([grown, ...rest, clientSettings]);
     expect(page).toContain("| `BRAND_NEW_MS` | `3` | A setting the page does not know. Whole number, 1–9. |");
     expect(page).not.toBe(committed());

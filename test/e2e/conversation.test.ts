@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../../harness/api.js";
-import { sandboxFarParty, twilioFarParty, type FarParty } from "../support/far-party.js";
-import { spawnService, type ServiceProcess } from "../../harness/process.js";
+import { type ServiceProcess, spawnService } from "../../harness/process.js";
+import { type FarParty, sandboxFarParty, twilioFarParty } from "../support/far-party.js";
 import { startSmtpServer } from "../support/smtp.js";
 
 let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
@@ -148,7 +148,10 @@ describe.each(carriers)("conversations on the %s carrier, as a newcomer drives t
     expect(await phone.heard(1)).toBe("You pressed one.");
     await phone.hangUp();
     const utterances = (await eventTypes(agentId)).filter((e) => e.event_type === "call.utterance");
-    expect(utterances.map((e) => [e.payload.input, e.payload.text])).toEqual([["speech", "What time do you close?"], ["dtmf", "1"]]);
+    expect(utterances.map((e) => [e.payload.input, e.payload.text])).toEqual([
+      ["speech", "What time do you close?"],
+      ["dtmf", "1"],
+    ]);
   });
 
   it("answers a stranger's call, and the agent hangs up", { timeout: 60_000 }, async () => {

@@ -1,5 +1,5 @@
-import { request } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,7 +73,13 @@ describe("npm start, end to end", () => {
     const body = JSON.stringify({ email: "slow@example.com" });
     const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(
-        { host: "127.0.0.1", port: service.port, method: "POST", path: "/v1/auth/otp", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+        {
+          host: "127.0.0.1",
+          port: service.port,
+          method: "POST",
+          path: "/v1/auth/otp",
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
         (res) => {
           let text = "";
           res.on("data", (d) => (text += d));
@@ -110,6 +116,8 @@ describe("npm start, end to end", () => {
   });
 
   it("refuses to start on a bad setting with one line naming the variable", { timeout: 60_000 }, async () => {
-    await expect(spawnService({ PORT: "eighty" }, ["node", "dist/bin/agentline.js", "serve"])).rejects.toThrow(/exited with 1 before listening:\nagentline: Invalid configuration: PORT="eighty": [^\n]+\n$/);
+    await expect(spawnService({ PORT: "eighty" }, ["node", "dist/bin/agentline.js", "serve"])).rejects.toThrow(
+      /exited with 1 before listening:\nagentline: Invalid configuration: PORT="eighty": [^\n]+\n$/,
+    );
   });
 });

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { projectRoot, spawnService, type ServiceProcess } from "../../harness/process.js";
+import { projectRoot, type ServiceProcess, spawnService } from "../../harness/process.js";
 
 /** The fenced blocks of README's "Your first agent" section, with their info strings. */
 function firstAgentBlocks(): Array<{ info: string; code: string }> {
@@ -51,7 +51,10 @@ describe("README, Your first agent", () => {
     expect(blocks.map((b) => b.info)).toEqual(["sh", "sh", "sh", "sh background", "sh", "ts"]);
     const home = mkdtempSync(join(tmpdir(), "agentline-readme-home-"));
     const dataDir = mkdtempSync(join(tmpdir(), "agentline-readme-data-"));
-    cleanup.push(() => rmSync(home, { recursive: true, force: true }), () => rmSync(dataDir, { recursive: true, force: true }));
+    cleanup.push(
+      () => rmSync(home, { recursive: true, force: true }),
+      () => rmSync(dataDir, { recursive: true, force: true }),
+    );
 
     // Terminal 1: the service, started by the block's own command (on a free port and a fresh DATA_DIR).
     const [start, ...rest] = blocks;

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseForProcess } from "../support/mcp.js";
 import { projectRoot } from "../../harness/process.js";
+import { databaseForProcess } from "../support/mcp.js";
 
 const SCRIPT = join(projectRoot, "scripts", "build-if-stale.mjs");
 
@@ -18,7 +18,10 @@ describe("restarts", () => {
     writeFileSync(join(project, "tsconfig.json"), "{}");
     writeFileSync(join(project, "tsconfig.build.json"), JSON.stringify({ include: ["src"] }));
     writeFileSync(join(project, "package-lock.json"), "{}");
-    writeFileSync(join(project, "build.mjs"), 'import { appendFileSync, mkdirSync } from "node:fs"; mkdirSync("dist", { recursive: true }); appendFileSync("builds.log", "built\\n");\n');
+    writeFileSync(
+      join(project, "build.mjs"),
+      'import { appendFileSync, mkdirSync } from "node:fs"; mkdirSync("dist", { recursive: true }); appendFileSync("builds.log", "built\\n");\n',
+    );
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "shape", private: true, type: "module", scripts: { build: "node build.mjs" } }));
   });
   afterAll(() => rmSync(project, { recursive: true, force: true }));

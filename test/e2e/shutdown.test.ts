@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminCommand, databaseForProcess, httpMcp } from "../support/mcp.js";
 import { projectRoot } from "../../harness/process.js";
+import { adminCommand, databaseForProcess, httpMcp } from "../support/mcp.js";
 
 const BIN = join(projectRoot, "dist", "bin", "agentline.js");
 /** The server's grace period for requests in flight (gateway/server.ts). */

@@ -11,7 +11,10 @@ const BIN = join(projectRoot, "dist", "bin", "agentline.js");
 /** Runs `agentline serve` until it exits; it is expected not to start. */
 function serve(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, "serve"], { env: { PATH: process.env.PATH!, PORT: "0", LOG_LEVEL: "error", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "serve"], {
+      env: { PATH: process.env.PATH!, PORT: "0", LOG_LEVEL: "error", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -59,7 +62,9 @@ describe("a service that cannot start says why in one line", () => {
     const { port } = holder.address() as { port: number };
     try {
       const line = await refusal({ PORT: String(port), DATA_DIR: "memory://" });
-      expect(line).toBe(`agentline: port ${port} on 127.0.0.1 is already in use (PORT): stop the process using it, or choose another PORT (0 picks a free one)`);
+      expect(line).toBe(
+        `agentline: port ${port} on 127.0.0.1 is already in use (PORT): stop the process using it, or choose another PORT (0 picks a free one)`,
+      );
     } finally {
       holder.close();
     }
@@ -71,7 +76,9 @@ describe("a service that cannot start says why in one line", () => {
     writeFileSync(file, "");
     try {
       const line = await refusal({ DATA_DIR: file });
-      expect(line).toBe(`agentline: cannot use ${file} for the embedded database (DATA_DIR): a file is in the way of that directory; choose another DATA_DIR, or set DATABASE_URL`);
+      expect(line).toBe(
+        `agentline: cannot use ${file} for the embedded database (DATA_DIR): a file is in the way of that directory; choose another DATA_DIR, or set DATABASE_URL`,
+      );
       const below = await refusal({ DATA_DIR: join(file, "data") });
       expect(below).toBe(
         `agentline: cannot use ${join(file, "data")} for the embedded database (DATA_DIR): a part of that path is a file, not a directory; choose another DATA_DIR, or set DATABASE_URL`,
@@ -88,7 +95,9 @@ describe("a service that cannot start says why in one line", () => {
     );
     const token = "0123456789abcdef0123456789abcdeZ";
     const line = await refusal({ ...twilio, TWILIO_AUTH_TOKEN: token });
-    expect(line).toBe("agentline: Invalid configuration: TWILIO_AUTH_TOKEN (value not shown, 32 characters): expected 32 hexadecimal digits (the account's auth token)");
+    expect(line).toBe(
+      "agentline: Invalid configuration: TWILIO_AUTH_TOKEN (value not shown, 32 characters): expected 32 hexadecimal digits (the account's auth token)",
+    );
   });
 
   it("names a bad secret without printing it", async () => {
@@ -105,6 +114,8 @@ describe("a service that cannot start says why in one line", () => {
 
   it("names a bad Twilio auth token without printing it", async () => {
     const line = await refusal({ CARRIER: "twilio", TWILIO_AUTH_TOKEN: "not-the-token-format" });
-    expect(line).toBe("agentline: Invalid configuration: TWILIO_AUTH_TOKEN (value not shown, 20 characters): expected 32 hexadecimal digits (the account's auth token)");
+    expect(line).toBe(
+      "agentline: Invalid configuration: TWILIO_AUTH_TOKEN (value not shown, 20 characters): expected 32 hexadecimal digits (the account's auth token)",
+    );
   });
 });

@@ -44,7 +44,11 @@ describe("the mailbox", () => {
     const other = await agentWithEvents();
     const calls = await api.get("/v1/events", { query: { agent_id: agentId, event_type: "call.busy" } });
     expect(calls.body.data.map((e: any) => e.event_type)).toEqual(["call.busy"]);
-    expect((await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.map((e: any) => e.event_type)).toEqual(["sms.received", "sms.received", "sms.received"]);
+    expect((await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.map((e: any) => e.event_type)).toEqual([
+      "sms.received",
+      "sms.received",
+      "sms.received",
+    ]);
     expect((await api.get("/v1/events/peek", { query: { agent_id: other } })).body.data).toHaveLength(4);
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitForEvents } from "../../core/events/wait.js";
 import { farPartySays } from "../../core/carrier/sandbox/far-party.js";
+import { waitForEvents } from "../../core/events/wait.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../../harness/api.js";
-import { spawnService, type ServiceProcess } from "../../harness/process.js";
+import { type ServiceProcess, spawnService } from "../../harness/process.js";
 import { RelayClient } from "../../harness/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../../harness/api.js";
 import { percentile } from "../../harness/percentile.js";
-import { spawnService, type ServiceProcess } from "../../harness/process.js";
+import { type ServiceProcess, spawnService } from "../../harness/process.js";
 import { RelayClient } from "../../harness/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
@@ -165,7 +165,7 @@ describe.runIf(onPostgres)("the database partitioned for 3 s, then restarting fo
     // Every event of every kind (texts, calls, their billing), not only the texts measured above:
     // relayed, or in the mailbox, or with a delivery under way. Waits for the relay briefly.
     let lostAny = await lostEvents(db.sql, relayedIds);
-    for (let i = 0; i < 50 && lostAny.length > 0; i++) (await sleep(100), (lostAny = await lostEvents(db.sql, relayedIds)));
+    for (let i = 0; i < 50 && lostAny.length > 0; i++) await sleep(100), (lostAny = await lostEvents(db.sql, relayedIds));
     recordFigure("outage.committed_events_not_delivered_nor_in_mailbox", lostAny.length, "0");
 
     recordFigure("outage.service_process_died", service.child.exitCode !== null || service.child.signalCode !== null, "false");

@@ -1,4 +1,9 @@
+import { and, eq, exists, inArray, ne, not, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accounts } from "../../core/db/schema/accounts.js";
+import { events } from "../../core/db/schema/events.js";
+import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
+import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { percentile } from "../../harness/percentile.js";
@@ -6,11 +11,6 @@ import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { and, eq, exists, inArray, ne, not, sql } from "drizzle-orm";
-import { accounts } from "../../core/db/schema/accounts.js";
-import { events } from "../../core/db/schema/events.js";
-import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
-import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
 import { recordFigure, sleep } from "./figures.js";
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -21,7 +21,10 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
  */
 async function lostEvents(service: TestService): Promise<string[]> {
   const d = webhookDeliveries;
-  const underWay = service.core.db.select({ one: d.seq }).from(d).where(and(eq(d.eventSeq, events.seq), inArray(d.status, ["pending", "sending"])));
+  const underWay = service.core.db
+    .select({ one: d.seq })
+    .from(d)
+    .where(and(eq(d.eventSeq, events.seq), inArray(d.status, ["pending", "sending"])));
   const rows = await service.core.db
     .select({ eventId: events.eventId })
     .from(events)
@@ -181,7 +184,12 @@ describe("a slow, failing receiver with many retries due", () => {
 
   beforeAll(async () => {
     service = await startTestService({
-      env: { ALLOW_PRIVATE_WEBHOOKS: "1", WEBHOOK_RECEIVER_CONCURRENCY: String(CAP), WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_RETRY_SCHEDULE: "50ms,50ms,50ms,50ms,50ms,50ms,50ms,50ms" },
+      env: {
+        ALLOW_PRIVATE_WEBHOOKS: "1",
+        WEBHOOK_RECEIVER_CONCURRENCY: String(CAP),
+        WEBHOOK_TIMEOUT_MS: "5000",
+        WEBHOOK_RETRY_SCHEDULE: "50ms,50ms,50ms,50ms,50ms,50ms,50ms,50ms",
+      },
     });
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@ import { RelayClient } from "../../harness/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
+import { type TwoProcesses, twoProcesses } from "../support/two-processes.js";
 import { ledgerMismatches, recordFigure } from "./figures.js";
 
 // Two processes writing one agent's events at once. Each commits whenever its
@@ -26,17 +26,23 @@ describe.runIf(onPostgres)("one agent's events written by two processes at once"
     const { agentId, phoneNumber } = await agentWithNumber(apiA);
     const relay = await RelayClient.connect(a.baseUrl, { agent_id: agentId }, account.apiKey);
     // Live turns on two calls (one softphone on each process) and texts through both processes, all at once.
-    const calls = await Promise.all([apiA, apiB].map(async (api, n) => {
-      const callId = await answeredCall(api, agentId);
-      return Softphone.connect([a, b][n]!.baseUrl, callId, account.apiKey);
-    }));
+    const calls = await Promise.all(
+      [apiA, apiB].map(async (api, n) => {
+        const callId = await answeredCall(api, agentId);
+        return Softphone.connect([a, b][n]!.baseUrl, callId, account.apiKey);
+      }),
+    );
     const TEXTS = 120;
     const TURNS = 40;
     const writers = [
       ...[apiA, apiB].flatMap((api, n) =>
         Array.from({ length: 4 }, async (_, worker) => {
           for (let i = worker; i < TEXTS / 2; i += 4) {
-            const sent = await api.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550160", text: `p${n} m${i}` }, { unchecked: true });
+            const sent = await api.post(
+              "/v1/sandbox/inbound/sms",
+              { to_number: phoneNumber, from_number: "+14155550160", text: `p${n} m${i}` },
+              { unchecked: true },
+            );
             expect(sent.status).toBe(201);
           }
         }),
@@ -60,7 +66,9 @@ describe.runIf(onPostgres)("one agent's events written by two processes at once"
     const received = relay.events().map((e) => e.event_id as string);
     const sql = postgres(processes.url, { max: 1, onnotice: () => {} });
     try {
-      const rows = await sql<{ event_id: string }[]>`select event_id from events where agent_id = ${agentId} and event_type in ('sms.received', 'call.utterance') order by seq`;
+      const rows = await sql<
+        { event_id: string }[]
+      >`select event_id from events where agent_id = ${agentId} and event_type in ('sms.received', 'call.utterance') order by seq`;
       const inSeqOrder = rows.map((r) => r.event_id);
       expect(inSeqOrder).toHaveLength(TEXTS + 2 * TURNS);
       // How many were handed over after an event later in sequence (the probe: 2 of 432).

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -12,19 +12,19 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import { hashToken, randomToken } from "../../core/auth/tokens.js";
 import { loadConfig } from "../../core/config.js";
+import { migrationsFolder } from "../../core/db/paths.js";
 import { agentTokens } from "../../core/db/schema/agent-tokens.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
-import { migrationsFolder } from "../../core/db/paths.js";
 import { createLogger } from "../../core/logger.js";
 import { startServer } from "../../gateway/server.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { adminUrl, databaseUrl } from "../support/postgres.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { newWallet, paidRequest, x402Fetch, type Sent } from "../support/wallet.js";
+import { newWallet, paidRequest, type Sent, x402Fetch } from "../support/wallet.js";
 
 let service: TestService;
 let others: Bystander;
@@ -40,7 +40,12 @@ afterEach(async () => {
 });
 afterAll(() => service?.stop());
 
-const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+const initialize = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
 const mcpHeaders = { accept: "application/json, text/event-stream" };
 
 /** An account with an API key, and an agent token minted with it. */
@@ -154,7 +159,10 @@ describe("agent tokens minted with an API key", () => {
 
 describe("agent tokens and payments", () => {
   const topup = (pay: typeof fetch, headers: Record<string, string> = {}) =>
-    pay(`${service.baseUrl}/v1/billing/topup/x402/pay?amount=1`, { method: "POST", headers }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+    pay(`${service.baseUrl}/v1/billing/topup/x402/pay?amount=1`, { method: "POST", headers }).then(async (res) => ({
+      status: res.status,
+      body: (await res.json()) as any,
+    }));
 
   it("a top-up with no credential mints one for the wallet; with that token, the same one back; with an API key, none", async () => {
     const wallet = newWallet();
@@ -217,7 +225,8 @@ async function databaseBefore0011() {
   const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta", "_journal.json"), "utf8"));
   journal.entries = journal.entries.filter((e: { idx: number }) => e.idx <= 10);
   writeFileSync(join(folder, "meta", "_journal.json"), JSON.stringify(journal));
-  for (const file of readdirSync(migrationsFolder).filter((f) => /^00(0\d|10)_.*\.sql$/.test(f))) copyFileSync(join(migrationsFolder, file), join(folder, file));
+  for (const file of readdirSync(migrationsFolder).filter((f) => /^00(0\d|10)_.*\.sql$/.test(f)))
+    copyFileSync(join(migrationsFolder, file), join(folder, file));
   try {
     if (onPostgres) {
       const name = `agentline_m_${Date.now().toString(36)}`;
@@ -266,7 +275,9 @@ describe("agent tokens issued before they were listed", () => {
     // As the old code issued it: only its hash, on the account.
     const legacy = randomToken("at_");
     const address = "0x00000000000000000000000000000000000000a1";
-    await before.run(sql`insert into accounts (account_id, wallet_address, agent_token_hash, balance_micros) values ('acct_legacy', ${address}, ${hashToken(legacy)}, 0)`);
+    await before.run(
+      sql`insert into accounts (account_id, wallet_address, agent_token_hash, balance_micros) values ('acct_legacy', ${address}, ${hashToken(legacy)}, 0)`,
+    );
     const upgraded = await before.start();
     try {
       // The wallet's balance is empty: the paid routes answer 402 (not 401) to a token they take.

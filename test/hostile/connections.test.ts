@@ -2,9 +2,9 @@ import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
-import { RawWebSocket } from "../support/raw-websocket.js";
 import { RelayClient } from "../../harness/relay-client.js";
+import { type Bystander, bystander } from "../support/bystander.js";
+import { RawWebSocket } from "../support/raw-websocket.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
@@ -37,8 +37,10 @@ describe("the per-account socket limit (ACCOUNT_MAX_SOCKETS=3)", () => {
   const wsUrl = (path: string) => `${service.baseUrl.replace(/^http/, "ws")}${path}`;
   const relay = (account: TestAccount, agentId: string) => RelayClient.connect(service.baseUrl, { agent_id: agentId }, account.apiKey);
   /** A relay socket of a client that never answers the server's close frame. */
-  const rawRelay = (account: TestAccount, agentId: string) => RawWebSocket.open(wsUrl(`/v1/events/ws?agent_id=${agentId}`), { Authorization: `Bearer ${account.apiKey}` });
-  const rawSoftphone = (account: TestAccount, callId: string) => RawWebSocket.open(wsUrl(`/v1/sandbox/calls/${callId}/ws`), { Authorization: `Bearer ${account.apiKey}` });
+  const rawRelay = (account: TestAccount, agentId: string) =>
+    RawWebSocket.open(wsUrl(`/v1/events/ws?agent_id=${agentId}`), { Authorization: `Bearer ${account.apiKey}` });
+  const rawSoftphone = (account: TestAccount, callId: string) =>
+    RawWebSocket.open(wsUrl(`/v1/sandbox/calls/${callId}/ws`), { Authorization: `Bearer ${account.apiKey}` });
   const newAccount = async () => {
     const account = await createAccount(service.core);
     const api = new Api(service.baseUrl, account.apiKey);
@@ -137,7 +139,11 @@ describe("the per-address connection cap (IP_MAX_CONNECTIONS=4)", () => {
     const api = new Api(service.baseUrl, apiKey);
     for (let i = 0; i < 2; i++) {
       const { agentId } = await agentWithNumber(api);
-      const socket = await RawWebSocket.open(`${service.baseUrl.replace(/^http/, "ws")}/v1/events/ws?agent_id=${agentId}`, { Authorization: `Bearer ${apiKey}` }, { localAddress: HOARDER });
+      const socket = await RawWebSocket.open(
+        `${service.baseUrl.replace(/^http/, "ws")}/v1/events/ws?agent_id=${agentId}`,
+        { Authorization: `Bearer ${apiKey}` },
+        { localAddress: HOARDER },
+      );
       held.push({ destroy: () => socket.reset() });
     }
 

@@ -4,7 +4,7 @@ import { CONVERSATION_MAX_BYTES, CONVERSATION_MAX_LINES } from "../../core/calls
 import { PAGE_MAX_BYTES } from "../../core/events/events.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
@@ -134,7 +134,9 @@ describe("a call of 300 long turns, its agent on the mailbox", () => {
       expect(res.body.data.length).toBeLessThan(100);
     }
     expect(seen).toEqual(pending.map((r) => r.event_id));
-    const [left] = await service.core.dbHandle.rows<{ n: number }>("select count(*)::int as n from events where agent_id = $1 and status = 'pending'", [agentId]);
+    const [left] = await service.core.dbHandle.rows<{ n: number }>("select count(*)::int as n from events where agent_id = $1 and status = 'pending'", [
+      agentId,
+    ]);
     expect(left!.n).toBe(0);
     await other.check();
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { httpMcp } from "../support/mcp.js";
 import { startTestService, type TestService } from "../support/service.js";
 

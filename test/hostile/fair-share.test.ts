@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase, type DatabaseHandle } from "../../core/db/database.js";
+import { type DatabaseHandle, openDatabase } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
 import { inAccountScope } from "../../core/request-scope.js";
 import { freshDatabase, onPostgres } from "../support/service.js";

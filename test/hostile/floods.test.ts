@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../core/db/database.js";
 import { agents } from "../../core/db/schema/agents.js";
-import { createLogger } from "../../core/logger.js";
 import { newId } from "../../core/ids.js";
+import { createLogger } from "../../core/logger.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
-import { bystander, type Bystander } from "../support/bystander.js";
-import { percentile } from "../../harness/percentile.js";
 import { requestFlood, socketFlood } from "../../harness/flooder.js";
+import { percentile } from "../../harness/percentile.js";
+import { freePort, type ServiceProcess, spawnService } from "../../harness/process.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { databaseForProcess } from "../support/mcp.js";
-import { freePort, spawnService, type ServiceProcess } from "../../harness/process.js";
 
 // One account floods the service; another tenant's GET must stay quick and every one of its
 // requests must succeed. The bounds are generous (a loaded 2-core VM runs these): the figures
@@ -36,7 +36,10 @@ beforeAll(async () => {
   // A fixed port: at LOG_LEVEL=warn there is no "listening" line to read it from.
   // The flood comes from one account, not one address: an attacker has many (the per-address
   // cap has its own test, test/hostile/connections.test.ts).
-  service = await spawnService({ ...database.env, PORT: String(await freePort()), LOG_LEVEL: "warn", ACCOUNT_MAX_AGENTS: "2001", IP_MAX_CONNECTIONS: "100000" }, ["node", "dist/bin/agentline.js", "serve"]);
+  service = await spawnService(
+    { ...database.env, PORT: String(await freePort()), LOG_LEVEL: "warn", ACCOUNT_MAX_AGENTS: "2001", IP_MAX_CONNECTIONS: "100000" },
+    ["node", "dist/bin/agentline.js", "serve"],
+  );
   other = await bystander(service, account);
   await other.sample(30);
   idleP50 = percentile(await other.sample(60), 50);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from "../../core/schemas/json-limits.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api, type ApiResponse } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithTwilioNumber, startTwilioService, type TwilioTestService } from "../support/twilio/service.js";
 
@@ -120,13 +120,22 @@ describe("JSON of many arrays and objects", () => {
     const empty = await api.request("POST", "/v1/auth/otp", { raw: `[${Array(MAX_JSON_CONTAINERS).fill("[]").join(",")}]`, key: null });
     expectOverLimits(empty, "more than 10,000 arrays and objects");
     // As many as the limit allows are read (and this body is refused for its shape, a 422).
-    const allowed = await api.request("POST", "/v1/auth/otp", { raw: `[${Array(MAX_JSON_CONTAINERS - 1).fill("[]").join(",")}]`, key: null });
+    const allowed = await api.request("POST", "/v1/auth/otp", {
+      raw: `[${Array(MAX_JSON_CONTAINERS - 1)
+        .fill("[]")
+        .join(",")}]`,
+      key: null,
+    });
     expect(allowed.status).toBe(422);
     await other.check();
   });
 
   it("answers a body of half a million leaves, the service still up", async () => {
-    const numbers = await api.request("POST", "/v1/agents", { raw: `{"name":"x","metadata":{"k":[${Array(MiB / 2 - 32).fill("1").join(",")}]}}` });
+    const numbers = await api.request("POST", "/v1/agents", {
+      raw: `{"name":"x","metadata":{"k":[${Array(MiB / 2 - 32)
+        .fill("1")
+        .join(",")}]}}`,
+    });
     expect(numbers.status).toBe(422);
     expect(numbers.body.errors).toEqual([{ field: "metadata", in: "body", message: "may be at most 8192 bytes of JSON" }]);
     await other.check();
@@ -151,7 +160,11 @@ describe("payment headers carrying deep JSON", () => {
     const deep = `{"x402Version":2,"payload":${deepObjects(1_500)}}`;
     const headers: Array<[string, Record<string, string>, RegExp]> = [
       ["PAYMENT-SIGNATURE", { "payment-signature": b64(deep) }, /PAYMENT-SIGNATURE nests JSON deeper than 64 levels/],
-      ["Authorization: Payment", { authorization: `Payment ${Buffer.from(deep).toString("base64url")}` }, /Payment credential nests JSON deeper than 64 levels/],
+      [
+        "Authorization: Payment",
+        { authorization: `Payment ${Buffer.from(deep).toString("base64url")}` },
+        /Payment credential nests JSON deeper than 64 levels/,
+      ],
       ["X-PAYMENT", { "x-payment": b64(deepArrays(5_000)) }, /X-PAYMENT is not base64 JSON/],
     ];
     for (const [name, sent, reason] of headers) {

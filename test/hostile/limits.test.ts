@@ -3,7 +3,7 @@ import { createAgent } from "../../core/agents/agents.js";
 import { accountCounter } from "../../core/limits.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -92,7 +92,8 @@ describe("account_agents", () => {
     // Straight to core: over HTTP, account_requests (2 here) would let only two race.
     const racing = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => createAgent(service.core, account.accountId, { name: `racer ${i}` })));
     expect(racing.filter((r) => r.status === "fulfilled")).toHaveLength(1);
-    for (const refusal of racing.filter((r) => r.status === "rejected")) expect(refusal.reason).toMatchObject({ code: "limit_reached", extra: { limit: "account_agents", max: 5 } });
+    for (const refusal of racing.filter((r) => r.status === "rejected"))
+      expect(refusal.reason).toMatchObject({ code: "limit_reached", extra: { limit: "account_agents", max: 5 } });
     expectLimitReached(await api.post("/v1/agents", { name: "one more" }, { unchecked: true }), "account_agents", 5);
     const { body: listed } = await api.get("/v1/agents", { query: { limit: 100 } });
     expect(listed.data).toHaveLength(5);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;
@@ -47,7 +47,10 @@ describe("credentials sent in a query string", () => {
       const line = await accessLine(res.headers.get("x-request-id")!);
       expect(line.req.url).toContain("[redacted]");
       expect(line.req.url.startsWith("/v1/agents?")).toBe(true);
-      expect(written.filter((l) => l.includes(secret)), JSON.stringify(query)).toEqual([]);
+      expect(
+        written.filter((l) => l.includes(secret)),
+        JSON.stringify(query),
+      ).toEqual([]);
     }
     // Other parameters are logged as sent.
     const plain = await api.get("/v1/agents", { query: { limit: "3", offset: "1" }, key: account.apiKey });

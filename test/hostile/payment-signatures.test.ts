@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { mppFetch, newWallet, signX402, unusedPayment } from "../support/wallet.js";
 
@@ -74,7 +74,10 @@ describe("an x402 payment (PAYMENT-SIGNATURE) whose signature cannot be one", ()
       const header = Buffer.from(JSON.stringify(payment)).toString("base64");
       await expectRefused(await fetch(service.baseUrl + TOPUP, { headers: { "payment-signature": header } }), reason, label);
     }
-    for (const [label, header] of [["not JSON", Buffer.from("x402").toString("base64")], ["a JSON string", Buffer.from('"x"').toString("base64")]]) {
+    for (const [label, header] of [
+      ["not JSON", Buffer.from("x402").toString("base64")],
+      ["a JSON string", Buffer.from('"x"').toString("base64")],
+    ]) {
       await expectRefused(await fetch(service.baseUrl + TOPUP, { headers: { "payment-signature": header! } }), /PAYMENT-SIGNATURE/, label!);
     }
   });

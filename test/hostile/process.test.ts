@@ -6,8 +6,8 @@ import { openDatabase } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { type ServiceProcess, spawnService } from "../../harness/process.js";
 import { createTestDatabase } from "../support/postgres.js";
-import { spawnService, type ServiceProcess } from "../../harness/process.js";
 import { RawWebSocket } from "../support/raw-websocket.js";
 import { onPostgres } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
@@ -52,7 +52,10 @@ describe("a service process under attack", () => {
       const callId = await answeredCall(api, agentId);
       const ws = service.baseUrl.replace(/^http/, "ws");
       const auth = { Authorization: `Bearer ${attacker.apiKey}` };
-      for (const [path, maxPayload] of [[`/v1/events/ws?agent_id=${agentId}`, 256 * 1024], [`/v1/sandbox/calls/${callId}/ws`, 64 * 1024]] as const) {
+      for (const [path, maxPayload] of [
+        [`/v1/events/ws?agent_id=${agentId}`, 256 * 1024],
+        [`/v1/sandbox/calls/${callId}/ws`, 64 * 1024],
+      ] as const) {
         const socket = await RawWebSocket.open(`${ws}${path}`, auth);
         socket.send({ opcode: 0x1, payload: "x".repeat(16), declaredLength: maxPayload + 1 });
         expect((await socket.ended).code).toBe(1009);
@@ -65,10 +68,16 @@ describe("a service process under attack", () => {
     }
   });
 
-  it("keeps serving past an error scoped to one connection that escaped every handler, and exits with a fatal line on any other", { timeout: 120_000 }, async () => {
+  it("keeps serving past an error scoped to one connection that escaped every handler, and exits with a fatal line on any other", {
+    timeout: 120_000,
+  }, async () => {
     const service = await serve(["--import", "./test/support/escaping-errors.mjs"]);
     try {
-      const escapedLines = () => service.output().split("\n").filter((line) => line.includes("an error on one connection escaped its handler")).length;
+      const escapedLines = () =>
+        service
+          .output()
+          .split("\n")
+          .filter((line) => line.includes("an error on one connection escaped its handler")).length;
       service.child.kill("SIGUSR2");
       await waitFor(() => escapedLines() === 1, 10_000);
       await served(service);
@@ -79,9 +88,16 @@ describe("a service process under attack", () => {
 
       service.child.kill("SIGHUP");
       expect(await service.exited).toBe(1);
-      const fatal = service.output().split("\n").find((line) => line.includes("unexpected error: exiting"));
+      const fatal = service
+        .output()
+        .split("\n")
+        .find((line) => line.includes("unexpected error: exiting"));
       expect(fatal).toBeDefined();
-      expect(JSON.parse(fatal!)).toMatchObject({ level: 60, origin: "uncaughtException", err: { type: "TypeError", message: expect.stringContaining("balance") } });
+      expect(JSON.parse(fatal!)).toMatchObject({
+        level: 60,
+        origin: "uncaughtException",
+        err: { type: "TypeError", message: expect.stringContaining("balance") },
+      });
     } finally {
       service.kill();
     }

@@ -1,17 +1,17 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase, type DatabaseHandle } from "../../core/db/database.js";
+import { type DatabaseHandle, openDatabase } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
 import type { FrameSocket } from "../../harness/frame-socket.js";
-import { httpMcp } from "../support/mcp.js";
 import { RelayClient } from "../../harness/relay-client.js";
+import { type Bystander, bystander } from "../support/bystander.js";
+import { httpMcp } from "../support/mcp.js";
 import { onPostgres, startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
+import { type TwoProcesses, twoProcesses } from "../support/two-processes.js";
 
 /** The close code of a socket whose credential was revoked (gateway/ws/close-on-revoke.ts). */
 const CREDENTIAL_REVOKED = 4401;

@@ -1,20 +1,20 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { connect } from "node:net";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
 import { projectRoot } from "../../harness/process.js";
-import { RawWebSocket, type RawFrame } from "../support/raw-websocket.js";
 import { RelayClient } from "../../harness/relay-client.js";
+import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
+import { twilioSignature } from "../../harness/twilio/signing.js";
+import { type Bystander, bystander } from "../support/bystander.js";
+import { type RawFrame, RawWebSocket } from "../support/raw-websocket.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
-import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
-import { twilioSignature } from "../../harness/twilio/signing.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService, waitFor } from "../support/twilio/service.js";
 
 // A hostile or broken client on every WebSocket the service accepts: malformed frames close that
 // socket with the code RFC 6455 names for them, and the process goes on serving other tenants.
@@ -93,7 +93,14 @@ const MALFORMED: Array<{ what: string; frames: (maxPayload: number) => RawFrame[
   { what: "an unknown opcode", frames: () => [{ opcode: 0x3, payload: "{}" }], code: 1002 },
   { what: "reserved bits set", frames: () => [{ opcode: 0x1, rsv: 4, payload: "{}" }], code: 1002 },
   { what: "a continuation frame with no message to continue", frames: () => [{ opcode: 0x0, payload: "garbage" }], code: 1002 },
-  { what: "a new message in the middle of a fragmented one", frames: () => [{ opcode: 0x1, fin: false, payload: '{"ty' }, { opcode: 0x1, payload: "garbage" }], code: 1002 },
+  {
+    what: "a new message in the middle of a fragmented one",
+    frames: () => [
+      { opcode: 0x1, fin: false, payload: '{"ty' },
+      { opcode: 0x1, payload: "garbage" },
+    ],
+    code: 1002,
+  },
   { what: "a fragmented control frame", frames: () => [{ opcode: 0x9, fin: false, payload: "ping" }], code: 1002 },
   { what: "an unmasked client frame", frames: () => [{ opcode: 0x1, masked: false, payload: "{}" }], code: 1002 },
 ];
@@ -178,8 +185,12 @@ describe("text that cannot be stored, in a socket message", () => {
     leg.say("hello\u0000there");
     await waitFor(() => twilioLog.some((line) => line.msg?.startsWith("ConversationRelay frame refused") && line.field === "voicePrompt"));
     leg.say("hello there");
-    await waitFor(async () => (await twilioApi.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.some((e: any) => e.event_type === "call.utterance"));
-    const utterances = (await twilioApi.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.filter((e: any) => e.event_type === "call.utterance");
+    await waitFor(async () =>
+      (await twilioApi.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.some((e: any) => e.event_type === "call.utterance"),
+    );
+    const utterances = (await twilioApi.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.filter(
+      (e: any) => e.event_type === "call.utterance",
+    );
     expect(utterances.map((e: any) => e.payload.text)).toEqual(["hello there"]);
     expect(twilioLog.filter((line) => line.msg === "ConversationRelay frame not applied")).toEqual([]);
     await twilioBystander.check();
@@ -191,7 +202,14 @@ describe("text that cannot be stored, in a socket message", () => {
 async function rawUpgrade(requestTarget: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
   const socket = connect(sandbox.port, "127.0.0.1");
   socket.on("error", () => {});
-  const lines = [`GET ${requestTarget} HTTP/1.1`, "Host: localhost", "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"];
+  const lines = [
+    `GET ${requestTarget} HTTP/1.1`,
+    "Host: localhost",
+    "Upgrade: websocket",
+    "Connection: Upgrade",
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version: 13",
+  ];
   socket.write([...lines, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n"));
   let text = "";
   socket.on("data", (chunk) => (text += chunk));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OTP_LIMITS } from "../../core/auth/otp.js";
 import { Api } from "../../harness/api.js";
-import { bystander, type Bystander } from "../support/bystander.js";
+import { type Bystander, bystander } from "../support/bystander.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;

@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postWebhook } from "../../core/webhooks/http-post.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { bystander } from "../support/bystander.js";
 import { databaseForProcess } from "../support/mcp.js";
 import { startReceiver } from "../support/receiver.js";
 import { onPostgres, startTestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
-import { bystander } from "../support/bystander.js";
 
 // A webhook URL is checked when it is stored, and its target again at every delivery: the
 // setting that allowed a private target may be gone since, and a name may be re-pointed. Node
@@ -81,10 +81,23 @@ describe("a private webhook stored while allowed", () => {
         const other = await bystander(strict);
         await again.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550150", text: "to loopback?" });
         await expect
-          .poll(async () => (await again.get("/v1/webhooks/deliveries", { query: { agent_id: agentId } })).body.data.map((a: any) => [a.attempt, a.status_code, a.outcome, a.error]), { timeout: 10_000 })
+          .poll(
+            async () =>
+              (await again.get("/v1/webhooks/deliveries", { query: { agent_id: agentId } })).body.data.map((a: any) => [
+                a.attempt,
+                a.status_code,
+                a.outcome,
+                a.error,
+              ]),
+            { timeout: 10_000 },
+          )
           .toEqual([3, 2, 1].map((n) => [n, null, "failed", HTTP]));
         // Given up on, the event waits in the mailbox as undeliverable ones do.
-        await expect.poll(async () => (await again.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.map((e: any) => e.payload.text), { timeout: 10_000 }).toEqual(["to loopback?"]);
+        await expect
+          .poll(async () => (await again.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.map((e: any) => e.payload.text), {
+            timeout: 10_000,
+          })
+          .toEqual(["to loopback?"]);
         expect(receiver.requests).toHaveLength(0);
         await other.check();
       } finally {

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { httpMcp } from "../support/mcp.js";
 import { projectRoot } from "../../harness/process.js";
+import { httpMcp } from "../support/mcp.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { newWallet, x402Fetch } from "../support/wallet.js";
 
@@ -41,7 +41,9 @@ describe("who may use /mcp", () => {
       expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
       // The challenge also tells an OAuth client where to sign in (RFC 9728).
       const oauth = `resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource/mcp", scope="agentline:read agentline:write agentline:spend"`;
-      expect(res.headers.get("www-authenticate")).toBe(key ? `Bearer realm="agentline", error="invalid_token", ${oauth}` : `Bearer realm="agentline", ${oauth}`);
+      expect(res.headers.get("www-authenticate")).toBe(
+        key ? `Bearer realm="agentline", error="invalid_token", ${oauth}` : `Bearer realm="agentline", ${oauth}`,
+      );
     }
     await expect(before.client.callTool({ name: "list_agents", arguments: {} })).rejects.toThrow(/401/);
     await expect(httpMcp(service.baseUrl, spare.body.api_key)).rejects.toThrow(/401/);

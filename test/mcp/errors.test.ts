@@ -75,7 +75,11 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
       ["wait_for_event", { timeout_seconds: 120 }, /- timeout_seconds: /],
       ["wait_for_event", { event_types: ["call.nonsense"] }, /- event_types\.0: /],
       ["wait_for_event", { cursor: "not-a-cursor" }, /- cursor: is not a cursor from wait_for_event/],
-      ["set_webhook", { agent_id: "agt_x", url: "https://example.com/h", capabilities: ["supports_amend"] }, /- capabilities: apply to protocol service-relay\/2 only/],
+      [
+        "set_webhook",
+        { agent_id: "agt_x", url: "https://example.com/h", capabilities: ["supports_amend"] },
+        /- capabilities: apply to protocol service-relay\/2 only/,
+      ],
     ];
     for (const [tool, args, field] of cases) {
       const text = await mine.fails(tool, args);
@@ -102,11 +106,15 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
       // The local number fits exactly; then there is nothing left for a call's first minute.
       await session.ok("buy_number", { agent_id: agent.agent_id });
       expect((await session.ok("get_balance")).balance).toBe("0.000000");
-      expect(await session.fails("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" })).toMatch(/^insufficient_balance .*\nNext step: Add money/s);
+      expect(await session.fails("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" })).toMatch(
+        /^insufficient_balance .*\nNext step: Add money/s,
+      );
       expect((await session.ok("list_calls")).data).toEqual([]);
 
       const noNumber = await session.ok("create_agent", { name: "No number" });
-      expect(await session.fails("place_call", { agent_id: noNumber.agent_id, to_number: "+14155550142" })).toMatch(/^no_active_number .*\nNext step: Give the agent a number first \(buy_number/s);
+      expect(await session.fails("place_call", { agent_id: noNumber.agent_id, to_number: "+14155550142" })).toMatch(
+        /^no_active_number .*\nNext step: Give the agent a number first \(buy_number/s,
+      );
     } finally {
       await session.close();
     }

@@ -21,7 +21,9 @@ describe("events seen through the stdio MCP server", () => {
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ turn_id: expect.stringMatching(/^turn_/), push_context_url: null });
       // The turn is answered with the tool instead.
-      expect(await mcp.ok("push_context", { call_id: call.call_id, turn_id: events[0].turn_id, text: "Yes, hello." })).toMatchObject({ turn_status: "answered" });
+      expect(await mcp.ok("push_context", { call_id: call.call_id, turn_id: events[0].turn_id, text: "Yes, hello." })).toMatchObject({
+        turn_status: "answered",
+      });
     } finally {
       await mcp.close();
     }

@@ -1,22 +1,45 @@
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount } from "../../harness/accounts.js";
 import { toolsFor } from "../../mcp/server.js";
-import { adminCommand, databaseForProcess, httpMcp, stdioMcp, type McpSession } from "../support/mcp.js";
+import { adminCommand, databaseForProcess, httpMcp, type McpSession, stdioMcp } from "../support/mcp.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { createAccount } from "../../harness/accounts.js";
 
 /** What the issue asks for by name; the server may offer more. */
 const REQUIRED_TOOLS = [
-  "list_agents", "create_agent", "update_agent", "delete_agent",
-  "list_numbers", "buy_number", "reassign_number", "release_number",
-  "place_call", "get_call", "list_calls", "get_transcript", "hang_up_call", "push_context",
-  "wait_for_event", "peek_events", "list_messages", "list_conversations",
-  "get_webhook", "set_webhook", "delete_webhook", "test_webhook",
-  "list_voices", "get_default_voice", "set_default_voice",
-  "get_balance", "get_usage", "send_feedback",
-  "simulate_inbound_call", "simulate_caller_speech", "simulate_inbound_text",
+  "list_agents",
+  "create_agent",
+  "update_agent",
+  "delete_agent",
+  "list_numbers",
+  "buy_number",
+  "reassign_number",
+  "release_number",
+  "place_call",
+  "get_call",
+  "list_calls",
+  "get_transcript",
+  "hang_up_call",
+  "push_context",
+  "wait_for_event",
+  "peek_events",
+  "list_messages",
+  "list_conversations",
+  "get_webhook",
+  "set_webhook",
+  "delete_webhook",
+  "test_webhook",
+  "list_voices",
+  "get_default_voice",
+  "set_default_voice",
+  "get_balance",
+  "get_usage",
+  "send_feedback",
+  "simulate_inbound_call",
+  "simulate_caller_speech",
+  "simulate_inbound_text",
 ];
 
 // ajv-formats is CommonJS with a default export.
@@ -36,7 +59,11 @@ function strictAjv() {
 async function checkListing(mcp: McpSession) {
   const { tools } = await mcp.client.listTools();
   const names = tools.map((t) => t.name);
-  expect(names.sort()).toEqual(toolsFor({ carrier: "sandbox" }).map((t) => t.name).sort());
+  expect(names.sort()).toEqual(
+    toolsFor({ carrier: "sandbox" })
+      .map((t) => t.name)
+      .sort(),
+  );
   for (const name of REQUIRED_TOOLS) expect(names).toContain(name);
   const ajv = strictAjv();
   const validators = new Map<string, ReturnType<typeof ajv.compile>>();
@@ -54,8 +81,10 @@ async function checkListing(mcp: McpSession) {
     expect(tool._meta?.["agentline/spends_money"], tool.name).toBe(spends);
     expect(tool.description!.includes("Spends money"), tool.name).toBe(spends);
   }
-  for (const name of ["delete_agent", "release_number", "delete_webhook", "hang_up_call"]) expect(tools.find((t) => t.name === name)!.annotations!.destructiveHint).toBe(true);
-  for (const name of ["list_agents", "get_call", "get_transcript", "peek_events", "get_balance"]) expect(tools.find((t) => t.name === name)!.annotations!.readOnlyHint).toBe(true);
+  for (const name of ["delete_agent", "release_number", "delete_webhook", "hang_up_call"])
+    expect(tools.find((t) => t.name === name)!.annotations!.destructiveHint).toBe(true);
+  for (const name of ["list_agents", "get_call", "get_transcript", "peek_events", "get_balance"])
+    expect(tools.find((t) => t.name === name)!.annotations!.readOnlyHint).toBe(true);
   for (const name of ["wait_for_event", "push_context", "place_call"]) expect(tools.find((t) => t.name === name)!.annotations!.readOnlyHint).toBe(false);
   return validators;
 }
@@ -128,7 +157,11 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   expect((await ok("delete_agent", { agent_id: other.agent_id })).deleted).toBe(true);
 
   // Every tool has now answered at least once.
-  expect([...mcp.succeeded].sort()).toEqual(toolsFor({ carrier: "sandbox" }).map((t) => t.name).sort());
+  expect([...mcp.succeeded].sort()).toEqual(
+    toolsFor({ carrier: "sandbox" })
+      .map((t) => t.name)
+      .sort(),
+  );
   expect(mcp.transportErrors).toEqual([]);
 }
 

@@ -27,11 +27,23 @@ describe("inbound texts", () => {
     });
     const messages = await api.get("/v1/messages", { query: { agent_id: agentId } });
     expect(messages.body.data).toEqual([
-      expect.objectContaining({ message_id: sent.body.message_id, direction: "inbound", from_number: "+14155550170", to_number: phoneNumber, text: "Your code is 123456", conversation_id: event.payload.conversation_id }),
+      expect.objectContaining({
+        message_id: sent.body.message_id,
+        direction: "inbound",
+        from_number: "+14155550170",
+        to_number: phoneNumber,
+        text: "Your code is 123456",
+        conversation_id: event.payload.conversation_id,
+      }),
     ]);
     const threads = await api.get("/v1/messages/conversations", { query: { agent_id: agentId } });
     expect(threads.body.data).toEqual([
-      expect.objectContaining({ conversation_id: event.payload.conversation_id, remote_number: "+14155550170", message_count: 1, last_message: expect.objectContaining({ text: "Your code is 123456" }) }),
+      expect.objectContaining({
+        conversation_id: event.payload.conversation_id,
+        remote_number: "+14155550170",
+        message_count: 1,
+        last_message: expect.objectContaining({ text: "Your code is 123456" }),
+      }),
     ]);
   });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FormBrowser, s256, startCallbackServer, type PageAnswer } from "../support/oauth.js";
+import { FormBrowser, type PageAnswer, s256, startCallbackServer } from "../support/oauth.js";
 import { OidcStandIn } from "../support/oidc-stand-in.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -27,7 +27,14 @@ describe("signing in with AgentID on the OAuth sign-in page", () => {
     });
     const { client_id } = (await registered.json()) as { client_id: string };
     const authorize = new URL(`${service.baseUrl}/oauth/authorize`);
-    for (const [k, v] of Object.entries({ response_type: "code", client_id, redirect_uri: callback.url, code_challenge: s256(randomBytes(32).toString("base64url")), code_challenge_method: "S256", state: "a1" })) {
+    for (const [k, v] of Object.entries({
+      response_type: "code",
+      client_id,
+      redirect_uri: callback.url,
+      code_challenge: s256(randomBytes(32).toString("base64url")),
+      code_challenge_method: "S256",
+      state: "a1",
+    })) {
       authorize.searchParams.set(k, v);
     }
     const person = new FormBrowser(service.baseUrl);

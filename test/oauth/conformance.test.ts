@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
+import { freePort, projectRoot } from "../../harness/process.js";
 import { launchBrowser } from "../support/browser.js";
 import { signInAndDecide } from "../support/oauth.js";
-import { freePort, projectRoot } from "../../harness/process.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
 
@@ -52,11 +52,28 @@ describe("the MCP conformance suite's authorization server scenarios", () => {
     const { client_id } = (await registered.json()) as { client_id: string };
     const output = mkdtempSync(join(tmpdir(), "agentline-conformance-"));
     try {
-      const run = spawn(NODE_22, [CONFORMANCE, "authorization", "--url", service.baseUrl, "--client-id", client_id, "--resource", `${service.baseUrl}/mcp`, "--port", String(port), "-o", output], {
-        cwd: projectRoot,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      const run = spawn(
+        NODE_22,
+        [
+          CONFORMANCE,
+          "authorization",
+          "--url",
+          service.baseUrl,
+          "--client-id",
+          client_id,
+          "--resource",
+          `${service.baseUrl}/mcp`,
+          "--port",
+          String(port),
+          "-o",
+          output,
+        ],
+        {
+          cwd: projectRoot,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
       let printed = "";
       run.stdout.on("data", (chunk) => (printed += chunk));
       run.stderr.on("data", (chunk) => (printed += chunk));
@@ -78,7 +95,9 @@ describe("the MCP conformance suite's authorization server scenarios", () => {
       await signInAndDecide(page, authorizeUrl, { email: account.email, smtp });
       expect(await exited, printed).toBe(0);
       const checks = checksIn(output);
-      expect(checks.map((c) => c.id)).toEqual(expect.arrayContaining(["authorization-server-metadata", "authorization-server-metadata-cimd", "authorization-code-grant"]));
+      expect(checks.map((c) => c.id)).toEqual(
+        expect.arrayContaining(["authorization-server-metadata", "authorization-server-metadata-cimd", "authorization-code-grant"]),
+      );
       for (const check of checks) expect(check.status, `${check.id}: ${check.errorMessage ?? ""}`).toBe("SUCCESS");
     } finally {
       rmSync(output, { recursive: true, force: true });

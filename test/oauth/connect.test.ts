@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport, } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { launchBrowser } from "../support/browser.js";
@@ -72,7 +72,16 @@ describe("an MCP client signs in with OAuth and uses the tools", () => {
     const host = await startLoopbackHttps((req, res) => {
       fetched.push(req.url ?? "");
       res.writeHead(200, { "content-type": "application/json", "cache-control": "max-age=300" });
-      res.end(JSON.stringify({ client_id: documentUrl, client_name: "Metadata document client", redirect_uris: [callback.url], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" }));
+      res.end(
+        JSON.stringify({
+          client_id: documentUrl,
+          client_name: "Metadata document client",
+          redirect_uris: [callback.url],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "none",
+        }),
+      );
     });
     documentUrl = `${host.url}/oauth/client.json`;
     try {

@@ -89,7 +89,11 @@ describe("behind a proxy, with BASE_URL", () => {
       expect(metadata.token_endpoint).toBe("https://phone.example.com/oauth/token");
       const resource = (await (await fetch(`${local}/.well-known/oauth-protected-resource/mcp`, { headers: spoofed })).json()) as Record<string, unknown>;
       expect(resource).toMatchObject({ resource: "https://phone.example.com/mcp", authorization_servers: ["https://phone.example.com"] });
-      const refused = await fetch(`${local}/mcp`, { method: "POST", headers: { ...spoofed, accept: "application/json, text/event-stream", "content-type": "application/json" }, body: JSON.stringify(initialize) });
+      const refused = await fetch(`${local}/mcp`, {
+        method: "POST",
+        headers: { ...spoofed, accept: "application/json, text/event-stream", "content-type": "application/json" },
+        body: JSON.stringify(initialize),
+      });
       expect(refused.headers.get("www-authenticate")).toContain('resource_metadata="https://phone.example.com/.well-known/oauth-protected-resource/mcp"');
 
       const registered = await fetch(`${local}/oauth/register`, {

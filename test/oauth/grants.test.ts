@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { connectWithOAuth, FormBrowser, startCallbackServer, TestOAuthClient, tokensFor } from "../support/oauth.js";
@@ -46,7 +46,14 @@ async function callTool(token: string, name: string, args: Record<string, unknow
   const text = await res.text();
   const body = text ? JSON.parse(text) : undefined;
   const result = body?.result as CallToolResult | undefined;
-  return { status: res.status, headers: res.headers, body, result, data: result?.structuredContent as any, error: result?.isError ? String((result.content[0] as { text: string }).text) : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body,
+    result,
+    data: result?.structuredContent as any,
+    error: result?.isError ? String((result.content[0] as { text: string }).text) : undefined,
+  };
 }
 
 describe("scopes and step-up", () => {
@@ -65,7 +72,9 @@ describe("scopes and step-up", () => {
     expect(refused.body).toMatchObject({ status: 403, code: "insufficient_scope" });
     expect((await api.get("/v1/calls")).body.data.length).toBe(callsBefore);
     // Nor a change that spends nothing: that takes agentline:write.
-    expect((await callTool(tokens.access_token, "create_agent", { name: "Nope" })).headers.get("www-authenticate")).toContain('scope="agentline:read agentline:write"');
+    expect((await callTool(tokens.access_token, "create_agent", { name: "Nope" })).headers.get("www-authenticate")).toContain(
+      'scope="agentline:read agentline:write"',
+    );
 
     // The step-up, from that header: the SDK's auth() asks for its scope, the person allows the
     // added one, and the call goes through. (The SDK's transport, holding a refresh token,
@@ -156,7 +165,11 @@ describe("a grant limited to one agent", () => {
 
   it("shows the limit in the account's list of connections", async () => {
     const listed = (await api.get("/v1/auth/connections")).body.data.find((c: { client_name: string }) => c.client_name === "One agent");
-    expect(listed).toMatchObject({ agent_id: mine.agentId, scopes: ["agentline:read", "agentline:write", "agentline:spend"], redirect_host: `127.0.0.1:${callback.port}` });
+    expect(listed).toMatchObject({
+      agent_id: mine.agentId,
+      scopes: ["agentline:read", "agentline:write", "agentline:spend"],
+      redirect_host: `127.0.0.1:${callback.port}`,
+    });
     expect(listed.last_used_at).not.toBeNull();
   });
 });
@@ -167,7 +180,11 @@ describe("connections: listed, disconnected, revoked", () => {
     const tokens = await tokensFor(mcpUrl, provider, person, who());
     expect((await callTool(tokens.access_token, "list_agents")).status).toBe(200);
     const listed = (await api.get("/v1/auth/connections")).body.data.find((c: { client_name: string }) => c.client_name === "To disconnect");
-    expect(listed).toMatchObject({ client_id: provider.information!.client_id, agent_id: null, scopes: ["agentline:read", "agentline:write", "agentline:spend"] });
+    expect(listed).toMatchObject({
+      client_id: provider.information!.client_id,
+      agent_id: null,
+      scopes: ["agentline:read", "agentline:write", "agentline:spend"],
+    });
     expect(Date.parse(listed.created_at)).toBeLessThanOrEqual(Date.now());
 
     // Another account cannot see or end it.

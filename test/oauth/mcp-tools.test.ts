@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount } from "../../harness/accounts.js";
 import { AGENT_LIMIT_RULES } from "../../mcp/agent-limit.js";
 import { toolScope } from "../../mcp/scopes.js";
 import { toolsFor } from "../../mcp/server.js";
-import { createAccount } from "../../harness/accounts.js";
 import { FormBrowser, startCallbackServer, TestOAuthClient, tokensFor } from "../support/oauth.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
@@ -42,7 +42,10 @@ describe("the MCP tools under OAuth", () => {
     const account = await createAccount(service.core);
     const withKey = await toolsList(account.apiKey);
     expect(createHash("sha256").update(withKey).digest("hex")).toBe(TOOLS_LIST_BEFORE_OAUTH);
-    const tokens = await tokensFor(`${service.baseUrl}/mcp`, new TestOAuthClient(callback.url), new FormBrowser(service.baseUrl), { email: account.email, smtp });
+    const tokens = await tokensFor(`${service.baseUrl}/mcp`, new TestOAuthClient(callback.url), new FormBrowser(service.baseUrl), {
+      email: account.email,
+      smtp,
+    });
     expect(await toolsList(tokens.access_token)).toBe(withKey);
   });
 
@@ -54,11 +57,11 @@ describe("the MCP tools under OAuth", () => {
       else expect(toolScope(tool), tool.name).toBe("agentline:write");
     }
     // What spends money, per the tools' own hints: buying numbers, placing calls, the sandbox's inbound call and text.
-    expect(toolsFor({ carrier: "sandbox" }).filter((t) => toolScope(t) === "agentline:spend").map((t) => t.name).sort()).toEqual([
-      "buy_number",
-      "place_call",
-      "simulate_inbound_call",
-      "simulate_inbound_text",
-    ]);
+    expect(
+      toolsFor({ carrier: "sandbox" })
+        .filter((t) => toolScope(t) === "agentline:spend")
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text"]);
   });
 });

@@ -7,7 +7,7 @@ import { oauthRecords } from "../../core/db/schema/oauth-records.js";
 import { authorizationServer } from "../../gateway/oauth/lazy-provider.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { FormBrowser, s256, startCallbackServer, startLoopbackHttps, type PageAnswer } from "../support/oauth.js";
+import { FormBrowser, type PageAnswer, s256, startCallbackServer, startLoopbackHttps } from "../support/oauth.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
 import { agentWithNumber } from "../support/telephony.js";
@@ -52,7 +52,12 @@ async function register(redirectUris = [callback.url]) {
   const res = await fetch(`${service.baseUrl}/oauth/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ client_name: "Raw client", redirect_uris: redirectUris, token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] }),
+    body: JSON.stringify({
+      client_name: "Raw client",
+      redirect_uris: redirectUris,
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    }),
   });
   expect(res.status).toBe(201);
   return (await res.json()) as { client_id: string };
@@ -60,12 +65,17 @@ async function register(redirectUris = [callback.url]) {
 
 function authorizeUrl(params: Record<string, string>) {
   const url = new URL(`${service.baseUrl}/oauth/authorize`);
-  for (const [k, v] of Object.entries({ response_type: "code", redirect_uri: callback.url, code_challenge_method: "S256", state: "st", ...params })) url.searchParams.set(k, v);
+  for (const [k, v] of Object.entries({ response_type: "code", redirect_uri: callback.url, code_challenge_method: "S256", state: "st", ...params }))
+    url.searchParams.set(k, v);
   return url.href;
 }
 
 async function token(form: Record<string, string>) {
-  const res = await fetch(`${service.baseUrl}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString() });
+  const res = await fetch(`${service.baseUrl}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(form).toString(),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
@@ -163,7 +173,14 @@ describe("refusals at the authorization server", () => {
     const mint = async (audience: string) => {
       const provider = await authorizationServer(service.core);
       const resourceServer = new provider.ResourceServer(audience, { scope: "agentline:read", audience });
-      return new provider.AccessToken({ accountId: stored!.accountId, clientId: stored!.clientId, grantId: stored!.grantId, gty: "authorization_code", scope: "agentline:read", resourceServer } as never).save();
+      return new provider.AccessToken({
+        accountId: stored!.accountId,
+        clientId: stored!.clientId,
+        grantId: stored!.grantId,
+        gty: "authorization_code",
+        scope: "agentline:read",
+        resourceServer,
+      } as never).save();
     };
     expect((await callTool(await mint(mcpUrl), "list_agents")).status).toBe(200);
     const foreign = await callTool(await mint("https://elsewhere.example/mcp"), "list_agents");
@@ -235,7 +252,10 @@ describe("refused client ID metadata documents", () => {
   });
 
   it("stores nothing for a refused document", async () => {
-    const clients = await service.core.db.select().from(oauthRecords).where(and(eq(oauthRecords.kind, "Client")));
+    const clients = await service.core.db
+      .select()
+      .from(oauthRecords)
+      .where(and(eq(oauthRecords.kind, "Client")));
     // Only the registered (RFC 7591) clients of the tests above are rows; no document client is.
     expect(clients.every((c) => (c.payload as { client_name?: string }).client_name === "Raw client")).toBe(true);
   });
@@ -250,9 +270,20 @@ describe("the SSRF guard on client ID metadata documents", () => {
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
     try {
-      for (const clientId of [`${host.url}/client.json`, `https://localhost:${new URL(host.url).port}/client.json`, "https://10.0.0.1/client.json", "https://[::ffff:127.0.0.1]/client.json"]) {
+      for (const clientId of [
+        `${host.url}/client.json`,
+        `https://localhost:${new URL(host.url).port}/client.json`,
+        "https://10.0.0.1/client.json",
+        "https://[::ffff:127.0.0.1]/client.json",
+      ]) {
         const url = new URL(`${strict.baseUrl}/oauth/authorize`);
-        for (const [k, v] of Object.entries({ response_type: "code", client_id: clientId, redirect_uri: "http://127.0.0.1:1/callback", code_challenge: s256("v".repeat(43)), code_challenge_method: "S256" })) {
+        for (const [k, v] of Object.entries({
+          response_type: "code",
+          client_id: clientId,
+          redirect_uri: "http://127.0.0.1:1/callback",
+          code_challenge: s256("v".repeat(43)),
+          code_challenge_method: "S256",
+        })) {
           url.searchParams.set(k, v);
         }
         const res = await fetch(url, { redirect: "manual" });

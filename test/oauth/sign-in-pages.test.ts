@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
-import { FormBrowser, s256, startCallbackServer, type PageAnswer } from "../support/oauth.js";
+import { FormBrowser, type PageAnswer, s256, startCallbackServer } from "../support/oauth.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
 
@@ -31,7 +31,14 @@ afterAll(async () => {
 function authorizeUrl() {
   const url = new URL(`${service.baseUrl}/oauth/authorize`);
   const verifier = randomBytes(32).toString("base64url");
-  for (const [k, v] of Object.entries({ response_type: "code", client_id: clientId, redirect_uri: callback.url, code_challenge: s256(verifier), code_challenge_method: "S256", state: "s1" })) {
+  for (const [k, v] of Object.entries({
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: callback.url,
+    code_challenge: s256(verifier),
+    code_challenge_method: "S256",
+    state: "s1",
+  })) {
     url.searchParams.set(k, v);
   }
   return url.href;
@@ -39,7 +46,10 @@ function authorizeUrl() {
 
 const text = (page: PageAnswer | URL) => {
   if (page instanceof URL) throw new Error(`sent to ${page.href}`);
-  return page.html.replace(/<[^>]+>/g, " ").replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c))).replace(/\s+/g, " ");
+  return page.html
+    .replace(/<[^>]+>/g, " ")
+    .replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)))
+    .replace(/\s+/g, " ");
 };
 
 /** A person's browser coming from its own address (X-Forwarded-For, through the trusted proxy). */
@@ -108,7 +118,12 @@ describe("the sign-in and consent pages", () => {
     const action = /action="([^"]+\/code)"/.exec(codePage.html)![1]!;
     const forged = await fetch(new URL(action, service.baseUrl), {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://attacker.example", cookie: person.cookieHeader(), "x-forwarded-for": "198.51.100.4" },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: "https://attacker.example",
+        cookie: person.cookieHeader(),
+        "x-forwarded-for": "198.51.100.4",
+      },
       body: new URLSearchParams({ email: account.email, code: await smtp.codeFor(account.email) }).toString(),
       redirect: "manual",
     });
@@ -125,7 +140,9 @@ describe("the sign-in and consent pages", () => {
     const code = (await person.submit(start, "email", { email: first.email })) as PageAnswer;
     const consent = (await person.submit(code, "code", { email: first.email, code: await smtp.codeFor(first.email) })) as PageAnswer;
     expect(text(consent)).toContain(first.email);
-    const other = (await person.open(new URL(/href="([^"]+account=other)"/.exec(consent.html)![1]!.replace(/&#38;/g, "&"), service.baseUrl).href)) as PageAnswer;
+    const other = (await person.open(
+      new URL(/href="([^"]+account=other)"/.exec(consent.html)![1]!.replace(/&#38;/g, "&"), service.baseUrl).href,
+    )) as PageAnswer;
     const otherCode = (await person.submit(other, "email", { email: second.email })) as PageAnswer;
     const secondConsent = (await person.submit(otherCode, "code", { email: second.email, code: await smtp.codeFor(second.email) })) as PageAnswer;
     expect(text(secondConsent)).toContain(second.email);

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Api } from "../../harness/api.js";
 import { launchBrowser } from "../support/browser.js";
 import { authorizeInBrowser, connectWithOAuth, startCallbackServer, TestOAuthClient } from "../support/oauth.js";
 import { onPostgres } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
-import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
+import { type TwoProcesses, twoProcesses } from "../support/two-processes.js";
 
 // Two service processes on one PostgreSQL behind one public address (a TCP proxy standing for
 // the load balancer): PGlite is one process by nature, so this runs on PostgreSQL only.
@@ -30,7 +30,9 @@ describe.skipIf(!onPostgres)("OAuth across processes", () => {
     await smtp?.close();
   });
 
-  it("finishes on one process a sign-in started on the other, and a disconnect on one is refused on the other within a second", { timeout: 120_000 }, async () => {
+  it("finishes on one process a sign-in started on the other, and a disconnect on one is refused on the other within a second", {
+    timeout: 120_000,
+  }, async () => {
     const { account, a, b } = processes;
     const agent = await new Api(a.baseUrl, account.apiKey).post("/v1/agents", { name: "Across" });
     expect(agent.status).toBe(201);

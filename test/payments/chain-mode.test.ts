@@ -7,7 +7,7 @@ import { paymentSettlements } from "../../core/db/schema/payment-settlements.js"
 import { ANVIL_KEYS, deployFiatToken, startAnvil } from "../support/chain.js";
 import { startFacilitator } from "../support/facilitator.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { mppFetch, newWallet, paidRequest, x402Fetch, type PaidIn, type Sent } from "../support/wallet.js";
+import { mppFetch, newWallet, type PaidIn, paidRequest, type Sent, x402Fetch } from "../support/wallet.js";
 
 // PAYMENTS_MODE=chain: the in-process x402 facilitator settles transferWithAuthorization on a
 // real local chain (anvil), on Circle's FiatToken contract, from a relayer account.
@@ -40,7 +40,10 @@ afterAll(async () => {
 });
 
 describe("chain mode (anvil, FiatToken)", () => {
-  it.each([["x402", x402Fetch], ["MPP", mppFetch]] as const)("a %s top-up moves exactly the amount on chain and credits exactly that", async (_name, client) => {
+  it.each([
+    ["x402", x402Fetch],
+    ["MPP", mppFetch],
+  ] as const)("a %s top-up moves exactly the amount on chain and credits exactly that", async (_name, client) => {
     const wallet = newWallet();
     await usdc.mint(wallet.address, 100_000_000n);
     const [payerBefore, payeeBefore] = [await usdc.balanceOf(wallet.address), await usdc.balanceOf(payee)];
@@ -108,7 +111,10 @@ describe("facilitator mode (a remote facilitator's stand-in on loopback)", () =>
       const [account] = await remote.core.db.select().from(accounts).where(eq(accounts.walletAddress, wallet.address));
       expect(account!.balanceMicros).toBe(3_000_000);
       const settlements = await remote.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, wallet.address));
-      expect(settlements.map((s) => [s.mode, s.status])).toEqual([["facilitator", "settled"], ["facilitator", "settled"]]);
+      expect(settlements.map((s) => [s.mode, s.status])).toEqual([
+        ["facilitator", "settled"],
+        ["facilitator", "settled"],
+      ]);
     } finally {
       await remote.stop();
       await facilitator.close();

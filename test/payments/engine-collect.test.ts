@@ -4,7 +4,7 @@ import { Challenge } from "mppx";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { localBackend } from "../../payments/backends.js";
-import { PaymentEngine, type Collection } from "../../payments/engine.js";
+import { type Collection, PaymentEngine } from "../../payments/engine.js";
 import { checkV1Payment, type V1Requirements } from "../../payments/x402-v1.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { newWallet, randomNonce, signX402 } from "../support/wallet.js";
@@ -25,7 +25,8 @@ const SCOPE = `GET ${PATH}`;
 const PRICE = 750_000;
 const url = () => service.baseUrl + PATH;
 const paid = (requestHash: string, besideAuth = false) => ({ scope: SCOPE, requestHash, description: "An engine test", besideAuth });
-const collect = (headers: Record<string, string>, requestHash: string, besideAuth = false) => engine.collect(new Request(url(), { headers }), PRICE, paid(requestHash, besideAuth));
+const collect = (headers: Record<string, string>, requestHash: string, besideAuth = false) =>
+  engine.collect(new Request(url(), { headers }), PRICE, paid(requestHash, besideAuth));
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 const v1Requirements = (): V1Requirements => engine.v1Accepts(PRICE, url(), "An engine test")[0]!;
@@ -45,9 +46,20 @@ describe("collecting an x402 v1 payment (X-PAYMENT)", () => {
     const wallet = newWallet();
     const requirements = v1Requirements();
     const collected = await collect({ "x-payment": v1Header(requirements, await signV1(wallet, requirements, engine.settings, nowSeconds())) }, "v1-paid");
-    expect(collected).toEqual({ kind: "paid", settlementId: expect.stringMatching(/^pay_/), payer: wallet.address, amountMicros: PRICE, receiptHeaders: expect.any(Headers) });
+    expect(collected).toEqual({
+      kind: "paid",
+      settlementId: expect.stringMatching(/^pay_/),
+      payer: wallet.address,
+      amountMicros: PRICE,
+      receiptHeaders: expect.any(Headers),
+    });
     const receipt = (collected as { receiptHeaders: Headers }).receiptHeaders.get("x-payment-response")!;
-    expect(JSON.parse(Buffer.from(receipt, "base64").toString("utf8"))).toEqual({ success: true, transaction: expect.stringMatching(/^test-money:/), network: "base-sepolia", payer: wallet.address });
+    expect(JSON.parse(Buffer.from(receipt, "base64").toString("utf8"))).toEqual({
+      success: true,
+      transaction: expect.stringMatching(/^test-money:/),
+      network: "base-sepolia",
+      payer: wallet.address,
+    });
   });
 
   it("claims the nonce in lower case: the same authorization with its nonce in capitals is the same payment", async () => {
@@ -75,7 +87,13 @@ describe("collecting an x402 v1 payment (X-PAYMENT)", () => {
   it("takes a good x402 v2 payment that comes beside a bad X-PAYMENT, and answers exactly as for the v2 payment alone", async () => {
     const wallet = newWallet();
     const collected = await collect({ "x-payment": "not a payment", "payment-signature": await v2Payment(wallet) }, "v2-beside-bad-v1");
-    expect(collected).toStrictEqual({ kind: "paid", settlementId: expect.stringMatching(/^pay_/), payer: wallet.address, amountMicros: PRICE, receiptHeaders: expect.any(Headers) });
+    expect(collected).toStrictEqual({
+      kind: "paid",
+      settlementId: expect.stringMatching(/^pay_/),
+      payer: wallet.address,
+      amountMicros: PRICE,
+      receiptHeaders: expect.any(Headers),
+    });
   });
 });
 
@@ -83,7 +101,13 @@ describe("collecting x402 v2 and MPP", () => {
   it("settles a v2 payment and says who paid how much under which settlement", async () => {
     const wallet = newWallet();
     const collected = await collect({ "payment-signature": await v2Payment(wallet) }, "v2-paid");
-    expect(collected).toEqual({ kind: "paid", settlementId: expect.stringMatching(/^pay_/), payer: wallet.address, amountMicros: PRICE, receiptHeaders: expect.any(Headers) });
+    expect(collected).toEqual({
+      kind: "paid",
+      settlementId: expect.stringMatching(/^pay_/),
+      payer: wallet.address,
+      amountMicros: PRICE,
+      receiptHeaders: expect.any(Headers),
+    });
     expect((collected as { receiptHeaders: Headers }).receiptHeaders.get("payment-response")).toBeTruthy();
   });
 
@@ -94,7 +118,9 @@ describe("collecting x402 v2 and MPP", () => {
 
   it("gives the payment library's reason for a payment it refuses", async () => {
     const forLess = await v2Payment(newWallet(), { value: "10000" });
-    expect(challenged(await collect({ "payment-signature": forLess }, "v2-for-less")).reason).toBe("Payment verification failed: EVM authorization amount mismatch.");
+    expect(challenged(await collect({ "payment-signature": forLess }, "v2-for-less")).reason).toBe(
+      "Payment verification failed: EVM authorization amount mismatch.",
+    );
   });
 
   it("gives the claim's reason for a payment already used on another request", async () => {
@@ -120,7 +146,12 @@ describe("collecting x402 v2 and MPP", () => {
 describe("the single-use claim around the settlement backend", () => {
   it("refuses to settle a payment outside a request it is collected for", async () => {
     const requirements = v1Requirements();
-    const checked = await checkV1Payment(v1Header(requirements, await signV1(newWallet(), requirements, engine.settings, nowSeconds())), requirements, engine.settings, nowSeconds());
+    const checked = await checkV1Payment(
+      v1Header(requirements, await signV1(newWallet(), requirements, engine.settings, nowSeconds())),
+      requirements,
+      engine.settings,
+      nowSeconds(),
+    );
     if (typeof checked === "string") throw new Error(checked);
     // biome-ignore lint/complexity/useLiteralKeys: the engine's backend is private; the test reaches it on purpose.
     await expect(engine["backend"].settle(checked.payload, checked.requirements)).rejects.toThrow("payment settled outside a request");
@@ -131,12 +162,22 @@ describe("the local (test money) backend", () => {
   it("verifies and settles with the authorization's payer, under a test-money reference", async () => {
     const wallet = newWallet();
     const requirements = v1Requirements();
-    const checked = (await checkV1Payment(v1Header(requirements, await signV1(wallet, requirements, engine.settings, nowSeconds())), requirements, engine.settings, nowSeconds())) as {
+    const checked = (await checkV1Payment(
+      v1Header(requirements, await signV1(wallet, requirements, engine.settings, nowSeconds())),
+      requirements,
+      engine.settings,
+      nowSeconds(),
+    )) as {
       payload: PaymentPayload;
       requirements: PaymentRequirements;
     };
     const backend = localBackend();
     expect(await backend.verify(checked.payload, checked.requirements)).toEqual({ isValid: true, payer: wallet.address });
-    expect(await backend.settle(checked.payload, checked.requirements)).toEqual({ success: true, transaction: expect.stringMatching(/^test-money:[0-9a-f]{32}$/), network: "eip155:84532", payer: wallet.address });
+    expect(await backend.settle(checked.payload, checked.requirements)).toEqual({
+      success: true,
+      transaction: expect.stringMatching(/^test-money:[0-9a-f]{32}$/),
+      network: "eip155:84532",
+      payer: wallet.address,
+    });
   });
 });

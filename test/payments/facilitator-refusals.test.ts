@@ -2,10 +2,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../core/logger.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
-import { paymentSettings } from "../../payments/settings.js";
+import { createLogger } from "../../core/logger.js";
 import { Api } from "../../harness/api.js";
+import { paymentSettings } from "../../payments/settings.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { newWallet } from "../support/wallet.js";
 import { baseSepoliaSettings, signV1, v1Header } from "./v1-payments.js";
@@ -36,8 +36,8 @@ beforeAll(async () => {
       const { paymentPayload, paymentRequirements } = JSON.parse(Buffer.concat(chunks).toString() || "{}");
       const payer = paymentPayload?.payload?.authorization?.from;
       let answer: Answer = { status: 404, body: {} };
-      if (req.url === "/verify") (calls.verify++, (answer = answerVerify(payer)));
-      if (req.url === "/settle") (calls.settle++, (answer = answerSettle(payer, paymentRequirements?.network)));
+      if (req.url === "/verify") calls.verify++, (answer = answerVerify(payer));
+      if (req.url === "/settle") calls.settle++, (answer = answerSettle(payer, paymentRequirements?.network));
       res.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
     });
   });
@@ -77,7 +77,12 @@ describe("a remote facilitator that settles", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ credited: "0.750000", payer: wallet.address, test_money: false });
     expect(res.headers.get("x-payment-test-money")).toBeNull();
-    expect(JSON.parse(Buffer.from(res.headers.get("x-payment-response")!, "base64").toString("utf8"))).toEqual({ success: true, transaction: TRANSACTION, network: "base-sepolia", payer: wallet.address });
+    expect(JSON.parse(Buffer.from(res.headers.get("x-payment-response")!, "base64").toString("utf8"))).toEqual({
+      success: true,
+      transaction: TRANSACTION,
+      network: "base-sepolia",
+      payer: wallet.address,
+    });
     expect(kept.map((s) => [s.mode, s.status, s.reference])).toEqual([["facilitator", "settled", TRANSACTION]]);
     expect(paymentSettings(service.core).testMoney).toBe(false);
   });
@@ -101,11 +106,22 @@ describe("a remote facilitator that refuses or fails (x402 v1)", () => {
   it.each<[string, (network: string) => Answer, string]>([
     [
       "refuses the settlement, saying why",
-      (network) => ({ status: 200, body: { success: false, errorReason: "transaction_failed", errorMessage: "the transfer reverted", transaction: "", network } }),
+      (network) => ({
+        status: 200,
+        body: { success: false, errorReason: "transaction_failed", errorMessage: "the transfer reverted", transaction: "", network },
+      }),
       "the transfer reverted",
     ],
-    ["refuses the settlement without a message", (network) => ({ status: 200, body: { success: false, errorReason: "unexpected_settle_error", transaction: "", network } }), "the payment could not be settled"],
-    ["fails at settlement", () => ({ status: 500, body: { error: "facilitator unavailable" } }), "the payment could not be settled; it was not taken, try again"],
+    [
+      "refuses the settlement without a message",
+      (network) => ({ status: 200, body: { success: false, errorReason: "unexpected_settle_error", transaction: "", network } }),
+      "the payment could not be settled",
+    ],
+    [
+      "fails at settlement",
+      () => ({ status: 500, body: { error: "facilitator unavailable" } }),
+      "the payment could not be settled; it was not taken, try again",
+    ],
   ])("answers 402 when the facilitator %s, with that reason, and keeps no claim on the payment", async (_label, answer, reason) => {
     answerSettle = (_payer, network) => answer(network);
     const { res, kept, howToPay } = await payV1();

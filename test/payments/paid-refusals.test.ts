@@ -4,8 +4,8 @@ import { mintAgentToken } from "../../core/auth/agent-tokens.js";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { createAccount } from "../../harness/accounts.js";
-import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { Api } from "../../harness/api.js";
+import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { mppFetch, newWallet, signX402, x402Fetch } from "../support/wallet.js";
 

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { numbers } from "../../core/db/schema/numbers.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
-import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { startTestService, type TestService } from "../support/service.js";
-import { mppFetch, newWallet, paidRequest, signX402, unusedPayment, x402Fetch, type Sent } from "../support/wallet.js";
+import { mppFetch, newWallet, paidRequest, type Sent, signX402, unusedPayment, x402Fetch } from "../support/wallet.js";
 
 let service: TestService;
 beforeAll(async () => {
@@ -19,7 +19,10 @@ const url = (path: string) => service.baseUrl + path;
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any, headers: res.headers });
 
 describe("payments that must be refused (402)", () => {
-  it.each([["x402", x402Fetch], ["MPP", mppFetch]] as const)("refuses a %s payment replayed on another request, and answers a retry of the same request as before", async (_name, client) => {
+  it.each([
+    ["x402", x402Fetch],
+    ["MPP", mppFetch],
+  ] as const)("refuses a %s payment replayed on another request, and answers a retry of the same request as before", async (_name, client) => {
     const sent: Sent = [];
     const wallet = newWallet();
     const first = await json(await client(wallet, undefined, sent)(url("/v1/billing/topup/x402/pay?amount=2"), { method: "POST" }));
@@ -48,7 +51,10 @@ describe("payments that must be refused (402)", () => {
     expect(await service.core.db.select().from(accounts).where(eq(accounts.walletAddress, wallet.address))).toEqual([]);
   });
 
-  it.each([["x402", x402Fetch], ["MPP", mppFetch]] as const)("refuses a %s payment made for one route presented on another of the same price", async (_name, client) => {
+  it.each([
+    ["x402", x402Fetch],
+    ["MPP", mppFetch],
+  ] as const)("refuses a %s payment made for one route presented on another of the same price", async (_name, client) => {
     // GET /v1/x402/agents and GET /v1/x402/numbers cost the same: only the route binding differs.
     const madeForAgents = await unusedPayment(client, url("/v1/x402/agents"));
     const elsewhere = await json(await fetch(url("/v1/x402/numbers"), { headers: madeForAgents.headers }));
@@ -63,7 +69,9 @@ describe("payments that must be refused (402)", () => {
     const unpaid = await fetch(url("/v1/x402/numbers/buy"), { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     const signature = await signX402(wallet, unpaid.headers.get("payment-required")!);
     const answers = await Promise.all(
-      Array.from({ length: 10 }, () => fetch(url("/v1/x402/numbers/buy"), { method: "POST", headers: { "content-type": "application/json", "payment-signature": signature }, body: "{}" })),
+      Array.from({ length: 10 }, () =>
+        fetch(url("/v1/x402/numbers/buy"), { method: "POST", headers: { "content-type": "application/json", "payment-signature": signature }, body: "{}" }),
+      ),
     );
     const served = answers.filter((r) => r.status === 201 && r.headers.get("idempotent-replayed") === null);
     expect(served).toHaveLength(1);
@@ -195,7 +203,13 @@ describe("top-up with an API key", () => {
   it("works with MPP too, the credential travelling in Payment-Authorization beside the key", async () => {
     const owner = await createAccount(service.core, undefined, { creditMicros: 0 });
     const sent: Sent = [];
-    const res = await json(await mppFetch(newWallet(), undefined, sent)(url("/v1/billing/topup/x402/pay?amount=2"), { method: "POST", headers: { authorization: `Bearer ${owner.apiKey}` } }));
+    const res = await json(
+      await mppFetch(
+        newWallet(),
+        undefined,
+        sent,
+      )(url("/v1/billing/topup/x402/pay?amount=2"), { method: "POST", headers: { authorization: `Bearer ${owner.apiKey}` } }),
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ account_id: owner.accountId, balance: "2.000000" });
     expect(paidRequest(sent).headers.get("payment-authorization")).toMatch(/^Payment /);

@@ -67,7 +67,8 @@ describe("payment discovery", () => {
     expect(doc.x402Version).toBe(2);
     expect(doc.resources.map((r: any) => r.resource).sort()).toEqual(payments.routes.map((r: any) => r.url).sort());
     for (const resource of doc.resources) {
-      for (const accepted of resource.accepts) expect(accepted).toMatchObject({ scheme: "exact", network: "eip155:84532", payTo: payments.payee, asset: payments.assets[0].address });
+      for (const accepted of resource.accepts)
+        expect(accepted).toMatchObject({ scheme: "exact", network: "eip155:84532", payTo: payments.payee, asset: payments.assets[0].address });
     }
   });
 

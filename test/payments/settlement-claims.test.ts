@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
-import { claimSignature, creditSettlement, markSettled, storeAnswer, type PaidRequest, type Signature } from "../../payments/settlements.js";
 import { createAccount } from "../../harness/accounts.js";
+import { claimSignature, creditSettlement, markSettled, type PaidRequest, type Signature, storeAnswer } from "../../payments/settlements.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { BASE_SEPOLIA_USDC, newWallet, randomNonce } from "../support/wallet.js";
 
@@ -90,7 +90,9 @@ describe("crediting a settled payment", () => {
     if (claim.kind !== "claimed") throw new Error(claim.kind);
     const owner = await createAccount(service.core, undefined, { creditMicros: 0 });
     await service.core.db.transaction((tx) => creditSettlement(tx, claim.settlementId, owner.accountId, new Date()));
-    expect((await ledgerOf(owner.accountId)).map((l) => [l.amountMicros, l.description])).toEqual([[40_000, `Payment from ${signature.payer} (${claim.settlementId})`]]);
+    expect((await ledgerOf(owner.accountId)).map((l) => [l.amountMicros, l.description])).toEqual([
+      [40_000, `Payment from ${signature.payer} (${claim.settlementId})`],
+    ]);
   });
 
   it("does nothing for a settlement that does not exist", async () => {

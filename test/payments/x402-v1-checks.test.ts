@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkV1Payment, v1Receipt, v1Requirements, type V1Authorization, type V1Requirements } from "../../payments/x402-v1.js";
+import { checkV1Payment, type V1Authorization, type V1Requirements, v1Receipt, v1Requirements } from "../../payments/x402-v1.js";
 import { newWallet } from "../support/wallet.js";
 import { baseSepoliaSettings, signV1, v1Header, xPayment } from "./v1-payments.js";
 
@@ -53,12 +53,14 @@ describe("an X-PAYMENT that is not an x402 v1 exact payment on this network", ()
     expect(await check(Buffer.from("{not json").toString("base64"))).toBe("X-PAYMENT is not base64 JSON");
   });
 
-  it.each([["null", null], ["no version", {}], ["version 2", { x402Version: 2, scheme: "exact", network: "base-sepolia" }], ["version '1'", { x402Version: "1" }]])(
-    "is refused as not x402 v1 (%s)",
-    async (_label, payment) => {
-      expect(await check(xPayment(payment))).toBe("X-PAYMENT must carry x402Version 1 (x402 v2 uses PAYMENT-SIGNATURE)");
-    },
-  );
+  it.each([
+    ["null", null],
+    ["no version", {}],
+    ["version 2", { x402Version: 2, scheme: "exact", network: "base-sepolia" }],
+    ["version '1'", { x402Version: "1" }],
+  ])("is refused as not x402 v1 (%s)", async (_label, payment) => {
+    expect(await check(xPayment(payment))).toBe("X-PAYMENT must carry x402Version 1 (x402 v2 uses PAYMENT-SIGNATURE)");
+  });
 
   it("is refused for another scheme", async () => {
     expect(await check(xPayment({ x402Version: 1, scheme: "upto", network: "base-sepolia", payload: signed }))).toBe("only the exact scheme is accepted");
@@ -185,6 +187,11 @@ describe("a well-formed v1 authorization, checked against the request", () => {
 describe("the v1 receipt (X-PAYMENT-RESPONSE)", () => {
   it("is base64 JSON naming the transaction, the v1 network and the payer", async () => {
     const receipt = v1Receipt(requirements, "test-money:abc", wallet.address);
-    expect(JSON.parse(Buffer.from(receipt, "base64").toString("utf8"))).toEqual({ success: true, transaction: "test-money:abc", network: "base-sepolia", payer: wallet.address });
+    expect(JSON.parse(Buffer.from(receipt, "base64").toString("utf8"))).toEqual({
+      success: true,
+      transaction: "test-money:abc",
+      network: "base-sepolia",
+      payer: wallet.address,
+    });
   });
 });

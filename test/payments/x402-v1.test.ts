@@ -4,8 +4,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accounts } from "../../core/db/schema/accounts.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
-import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { Api } from "../../harness/api.js";
+import { expectBalanceIsLedgerSum } from "../billing/support.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { newWallet } from "../support/wallet.js";
 

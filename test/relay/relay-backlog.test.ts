@@ -4,8 +4,8 @@ import { events } from "../../core/db/schema/events.js";
 import { ackRelayEvents, relayBacklog } from "../../core/relay/relay.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { startReceiver } from "../support/receiver.js";
 import { RelayClient } from "../../harness/relay-client.js";
+import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 
@@ -36,7 +36,10 @@ async function agentWithPending(...bodies: string[]) {
 }
 
 const rows = (eventIds: string[]) =>
-  service.core.db.select({ eventId: events.eventId, status: events.status, deliveredVia: events.deliveredVia }).from(events).where(inArray(events.eventId, eventIds));
+  service.core.db
+    .select({ eventId: events.eventId, status: events.status, deliveredVia: events.deliveredVia })
+    .from(events)
+    .where(inArray(events.eventId, eventIds));
 
 describe("the relay backlog", () => {
   it("with nothing in flight, is every pending event of the agent, oldest first", async () => {

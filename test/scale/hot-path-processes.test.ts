@@ -4,7 +4,7 @@ import { RelayClient } from "../../harness/relay-client.js";
 import { onPostgres } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { twoProcesses, type TwoProcesses } from "../support/two-processes.js";
+import { type TwoProcesses, twoProcesses } from "../support/two-processes.js";
 
 // The hot path's shortcuts (delivery from memory, caches) must not cut other processes out.
 describe.runIf(onPostgres)("two processes on one PostgreSQL, with the hot path's shortcuts", () => {

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { openDatabase, type DatabaseHandle } from "../../core/db/database.js";
+import { type DatabaseHandle, openDatabase } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { createTestDatabase } from "../support/postgres.js";
-import { spawnService, type ServiceProcess } from "../../harness/process.js";
-import { startReceiver } from "../support/receiver.js";
+import { type ServiceProcess, spawnService } from "../../harness/process.js";
 import { RelayClient } from "../../harness/relay-client.js";
+import { createTestDatabase } from "../support/postgres.js";
+import { startReceiver } from "../support/receiver.js";
 import { onPostgres } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";

@@ -1,5 +1,5 @@
-import { createServer, type AddressInfo } from "node:net";
-import { relay, type RelayStatus } from "@agentline/sdk";
+import { type AddressInfo, createServer } from "node:net";
+import { type RelayStatus, relay } from "@agentline/sdk";
 import { describe, expect, it } from "vitest";
 
 /** A loopback port nothing listens on: every connection to it is refused at once. */
@@ -19,11 +19,15 @@ describe("the SDK's relay client, while the service is unreachable", () => {
     // The relay asks for a URL (a fresh ticket) before each connection: that is each attempt.
     const attempts: number[] = [];
     const statuses: RelayStatus[] = [];
-    const connection = relay("agt_unreachable", {}, {
-      url: async () => (attempts.push(Date.now()), `ws://127.0.0.1:${port}/v1/events/ws?agent_id=agt_unreachable`),
-      backoff: { initialMs: 20, maxMs: 640 },
-      onStatus: (status) => statuses.push(status),
-    });
+    const connection = relay(
+      "agt_unreachable",
+      {},
+      {
+        url: async () => (attempts.push(Date.now()), `ws://127.0.0.1:${port}/v1/events/ws?agent_id=agt_unreachable`),
+        backoff: { initialMs: 20, maxMs: 640 },
+        onStatus: (status) => statuses.push(status),
+      },
+    );
     await new Promise((resolve) => setTimeout(resolve, 6_000));
     await connection.close();
 

@@ -1,15 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo, type Socket } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Agentline, type AgentlineEvent, onTurn, unwrap } from "@agentline/sdk";
 import { PGlite } from "@electric-sql/pglite";
 import { eq } from "drizzle-orm";
-import { Agentline, onTurn, unwrap, type AgentlineEvent } from "@agentline/sdk";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { events } from "../../core/db/schema/events.js";
 import { createLogger } from "../../core/logger.js";
-import { startServer, type RunningServer } from "../../gateway/server.js";
+import { type RunningServer, startServer } from "../../gateway/server.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { freshDatabase, onPostgres, startTestService } from "../support/service.js";
@@ -46,7 +46,9 @@ async function restartableService(env: Record<string, string> = {}) {
   }
   const proxy = await startTcpProxy(1);
   const start = () =>
-    startServer(loadConfig({ PORT: "0", LOG_LEVEL: "silent", BASE_URL: proxy.url, TURN_TIMEOUT_MS: "60000", ...database, ...env }), { logger: createLogger("silent") });
+    startServer(loadConfig({ PORT: "0", LOG_LEVEL: "silent", BASE_URL: proxy.url, TURN_TIMEOUT_MS: "60000", ...database, ...env }), {
+      logger: createLogger("silent"),
+    });
   let server: RunningServer = await start();
   proxy.retarget(server.port);
   return {
@@ -142,8 +144,10 @@ describe("the SDK's relay client", () => {
     stops.unshift(() => connection.close());
     await connection.ready;
     const call = unwrap(await agentline.api.POST("/v1/calls", { body: { agent_id: agentId, to_number: "+14155550142" } }));
-    const say = async (text: string) => unwrap(await agentline.api.POST("/v1/sandbox/calls/{call_id}/say", { params: { path: { call_id: call.call_id } }, body: { text } }));
-    const transcript = async () => unwrap(await agentline.api.GET("/v1/calls/{call_id}/transcript", { params: { path: { call_id: call.call_id } } })).map((l) => `${l.role}: ${l.text}`);
+    const say = async (text: string) =>
+      unwrap(await agentline.api.POST("/v1/sandbox/calls/{call_id}/say", { params: { path: { call_id: call.call_id } }, body: { text } }));
+    const transcript = async () =>
+      unwrap(await agentline.api.GET("/v1/calls/{call_id}/transcript", { params: { path: { call_id: call.call_id } } })).map((l) => `${l.role}: ${l.text}`);
 
     await say("before the restart");
     await eventually(async () => (await transcript()).includes("assistant: You said: before the restart"), "the first answer");
@@ -162,7 +166,12 @@ describe("the SDK's relay client", () => {
     expect([...seen.handed.keys()].sort()).toEqual(stored.map((r) => r.id).sort());
     expect([...seen.handed.values()].every((n) => n === 1)).toBe(true);
     expect(seen.types.filter((t) => t === "call.utterance")).toHaveLength(2);
-    expect(await transcript()).toEqual(["user: before the restart", "assistant: You said: before the restart", "user: after the restart", "assistant: You said: after the restart"]);
+    expect(await transcript()).toEqual([
+      "user: before the restart",
+      "assistant: You said: before the restart",
+      "user: after the restart",
+      "assistant: You said: after the restart",
+    ]);
   });
 
   it("survives dropped sockets, including one dropped before its ack: every event handed once and acknowledged", { timeout: 90_000 }, async () => {

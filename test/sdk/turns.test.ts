@@ -1,4 +1,4 @@
-import { Agentline, onTurn, unwrap, type PushOutcome, type Turn } from "@agentline/sdk";
+import { Agentline, onTurn, type PushOutcome, type Turn, unwrap } from "@agentline/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
 import { startTestService, type TestService } from "../support/service.js";

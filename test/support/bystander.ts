@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import { Api } from "../../harness/api.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import type { TestService } from "./service.js";
 
 /**

@@ -1,16 +1,20 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { createPublicClient, createWalletClient, defineChain, http, type Abi, type Hex } from "viem";
+import { type Abi, createPublicClient, createWalletClient, defineChain, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { onTestFinished } from "vitest";
 import { projectRoot } from "../../harness/process.js";
 
 const require = createRequire(import.meta.url);
 const artifacts = join(projectRoot, "node_modules", "@offchainlabs", "stablecoin-evm", "artifacts", "hardhat", "contracts");
-const fiatToken = require(join(artifacts, "v2", "FiatTokenV2_2.sol", "FiatTokenV2_2.json")) as { abi: Abi; bytecode: Hex; linkReferences: Record<string, Record<string, Array<{ start: number; length: number }>>> };
+const fiatToken = require(join(artifacts, "v2", "FiatTokenV2_2.sol", "FiatTokenV2_2.json")) as {
+  abi: Abi;
+  bytecode: Hex;
+  linkReferences: Record<string, Record<string, Array<{ start: number; length: number }>>>;
+};
 const signatureChecker = require(join(artifacts, "util", "SignatureChecker.sol", "SignatureChecker.json")) as { abi: Abi; bytecode: Hex };
 
 /** anvil's well-known development accounts (its default mnemonic). */
@@ -47,7 +51,11 @@ export async function startAnvil(): Promise<{ rpcUrl: string; chainId: number; s
   }
   const rpcUrl = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
-    const ok = await fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) }).then(
+    const ok = await fetch(rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+    }).then(
       (r) => r.ok,
       () => false,
     );
@@ -60,7 +68,12 @@ export async function startAnvil(): Promise<{ rpcUrl: string; chainId: number; s
 
 /** Circle's FiatToken v2.2 (USDC's contract), deployed from its published artifacts, with a minting helper. */
 export async function deployFiatToken(rpcUrl: string, chainId: number) {
-  const chain = defineChain({ id: chainId, name: "anvil", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
+  const chain = defineChain({
+    id: chainId,
+    name: "anvil",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
   const deployer = privateKeyToAccount(ANVIL_KEYS.deployer);
   const wallet = createWalletClient({ account: deployer, chain, transport: http(rpcUrl) });
   const reader = createPublicClient({ chain, transport: http(rpcUrl) });
@@ -72,7 +85,8 @@ export async function deployFiatToken(rpcUrl: string, chainId: number) {
   // Link the SignatureChecker library's address into the token's bytecode.
   let code = fiatToken.bytecode.slice(2);
   for (const refs of Object.values(fiatToken.linkReferences)) {
-    for (const { start, length } of Object.values(refs).flat()) code = code.slice(0, start * 2) + library.slice(2).toLowerCase() + code.slice((start + length) * 2);
+    for (const { start, length } of Object.values(refs).flat())
+      code = code.slice(0, start * 2) + library.slice(2).toLowerCase() + code.slice((start + length) * 2);
   }
   const token = await deploy(fiatToken.abi, `0x${code}`);
   const write = async (functionName: string, args: unknown[]) => {

@@ -53,7 +53,9 @@ export function runScript(script: string, env: Record<string, string>): ExampleP
         const timer = setTimeout(() => (cleanup(), reject(new Error(`no ${pattern} within ${ms} ms; output:\n${output}`))), ms);
         const cleanup = () => (clearTimeout(timer), waiters.delete(check));
         waiters.add(check);
-        void exited.then(() => setTimeout(() => waiters.has(check) && (cleanup(), reject(new Error(`${script} exited before ${pattern}; output:\n${output}`))), 50));
+        void exited.then(() =>
+          setTimeout(() => waiters.has(check) && (cleanup(), reject(new Error(`${script} exited before ${pattern}; output:\n${output}`))), 50),
+        );
         check();
       });
     },

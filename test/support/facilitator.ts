@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
-import { createWalletClient, defineChain, http, publicActions, type Hex } from "viem";
+import { createWalletClient, defineChain, type Hex, http, publicActions } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 
 /**
@@ -13,9 +13,16 @@ import { privateKeyToAccount } from "viem/accounts";
  */
 export async function startFacilitator(rpcUrl: string, chainId: number, relayerKey: Hex) {
   const account = privateKeyToAccount(relayerKey);
-  const chain = defineChain({ id: chainId, name: "anvil", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
+  const chain = defineChain({
+    id: chainId,
+    name: "anvil",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
   const client = createWalletClient({ account, chain, transport: http(rpcUrl) }).extend(publicActions);
-  const scheme = new ExactEvmScheme(toFacilitatorEvmSigner({ ...(client as object), address: account.address } as Parameters<typeof toFacilitatorEvmSigner>[0]));
+  const scheme = new ExactEvmScheme(
+    toFacilitatorEvmSigner({ ...(client as object), address: account.address } as Parameters<typeof toFacilitatorEvmSigner>[0]),
+  );
   const calls = { verify: 0, settle: 0 };
   let settleFailure: "none" | "refused" | "broken" = "none";
   const server = createServer((req, res) => {

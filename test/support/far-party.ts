@@ -1,6 +1,6 @@
 import type { Api } from "../../harness/api.js";
+import { freePort, type RelayLeg, TwilioStandIn } from "../../harness/twilio/stand-in.js";
 import { Softphone } from "./softphone.js";
-import { freePort, TwilioStandIn, type RelayLeg } from "../../harness/twilio/stand-in.js";
 
 /**
  * The other end of a call, whichever carrier the service runs on, so one scenario runs on both:
@@ -119,7 +119,10 @@ class TwilioLine implements PhoneLine {
     const deadline = Date.now() + 5_000;
     while (Date.now() < deadline) {
       const { body } = await this.api.get("/v1/events/peek", { query: { limit: 100 } });
-      const event = (body.data as any[]).find((e) => e.event_type === "call.utterance" && e.call_id === this.callId && e.payload.text === text && e.payload.input === input && !this.seen.has(e.turn_id));
+      const event = (body.data as any[]).find(
+        (e) =>
+          e.event_type === "call.utterance" && e.call_id === this.callId && e.payload.text === text && e.payload.input === input && !this.seen.has(e.turn_id),
+      );
       if (event) {
         this.seen.add(event.turn_id);
         return event.turn_id as string;
@@ -138,7 +141,7 @@ export async function twilioFarParty(): Promise<FarParty & { twilio: TwilioStand
     twilio,
     async env() {
       const port = await freePort();
-      return { ...twilio.env(`http://127.0.0.1:${port}`), PORT: String(port), };
+      return { ...twilio.env(`http://127.0.0.1:${port}`), PORT: String(port) };
     },
     async answer(api, callId) {
       const call = twilio.lastCall();

@@ -137,7 +137,12 @@ async function shown(page: Page, locator: Locator): Promise<void> {
   try {
     await locator.waitFor({ timeout: 15_000 });
   } catch (error) {
-    throw new Error(`${String(error)}\nThe page (${page.url()}) showed: ${await page.locator("body").textContent().catch(() => "nothing")}`);
+    throw new Error(
+      `${String(error)}\nThe page (${page.url()}) showed: ${await page
+        .locator("body")
+        .textContent()
+        .catch(() => "nothing")}`,
+    );
   }
 }
 
@@ -182,10 +187,29 @@ export const s256 = (verifier: string) => createHash("sha256").update(verifier).
  */
 export async function startLoopbackHttps(handler: (req: IncomingMessage, res: ServerResponse) => void) {
   const dir = mkdtempSync(join(tmpdir(), "agentline-tls-"));
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
-    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-  ], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ],
+    { stdio: "ignore" },
+  );
   const server = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, handler);
   rmSync(dir, { recursive: true, force: true });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -226,7 +250,11 @@ export class FormBrowser {
   }
 
   private async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<PageAnswer | URL> {
-    let next: { url: string; method: string; body?: string } = { url, method: init.method ?? "GET", ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}) };
+    let next: { url: string; method: string; body?: string } = {
+      url,
+      method: init.method ?? "GET",
+      ...(init.form ? { body: new URLSearchParams(init.form).toString() } : {}),
+    };
     for (let hops = 0; hops < 20; hops++) {
       if (new URL(next.url).origin !== this.origin) return new URL(next.url);
       const headers: Record<string, string> = { ...this.headers, cookie: this.cookieHeader() };
@@ -256,8 +284,16 @@ export class FormBrowser {
   /** Submits the page's form whose action ends with `step`, with its hidden fields and `fields`. */
   async submit(page: PageAnswer, step: string, fields: Record<string, string>): Promise<PageAnswer | URL> {
     const form = [...page.html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)].find((m) => m[1]!.endsWith(`/${step}`));
-    if (!form) throw new Error(`no ${step} form on the page ${page.url}: ${page.html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(0, 500)}`);
-    const hidden = Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, decodeEntities(m[2]!)]));
+    if (!form)
+      throw new Error(
+        `no ${step} form on the page ${page.url}: ${page.html
+          .replace(/<[^>]+>/g, " ")
+          .replace(/\s+/g, " ")
+          .slice(0, 500)}`,
+      );
+    const hidden = Object.fromEntries(
+      [...form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, decodeEntities(m[2]!)]),
+    );
     return this.request(new URL(decodeEntities(form[1]!), page.url).href, { method: "POST", form: { ...hidden, ...fields } });
   }
 
@@ -285,10 +321,22 @@ const decodeEntities = (text: string) => text.replace(/&#(\d+);/g, (_, code: str
  * An access and refresh token for `provider`, the person allowing in a FormBrowser: the SDK's
  * auth() registers (or names its document), sends the person to authorize, redeems the code.
  */
-export async function tokensFor(serverUrl: string, provider: TestOAuthClient, person: FormBrowser, who: { email: string; smtp: Smtp; agentId?: string }, scope?: string) {
+export async function tokensFor(
+  serverUrl: string,
+  provider: TestOAuthClient,
+  person: FormBrowser,
+  who: { email: string; smtp: Smtp; agentId?: string },
+  scope?: string,
+) {
   expect(await auth(provider, { serverUrl, ...(scope ? { scope } : {}) })).toBe("REDIRECT");
   const landed = await person.authorize(provider.authorizationUrl!.href, who);
-  if (!(landed instanceof URL)) throw new Error(`the sign-in stopped at ${landed.url} (${landed.status}): ${landed.html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(0, 400)}`);
+  if (!(landed instanceof URL))
+    throw new Error(
+      `the sign-in stopped at ${landed.url} (${landed.status}): ${landed.html
+        .replace(/<[^>]+>/g, " ")
+        .replace(/\s+/g, " ")
+        .slice(0, 400)}`,
+    );
   const code = landed.searchParams.get("code");
   if (!code) throw new Error(`no code: ${landed.href}`);
   expect(await auth(provider, { serverUrl, authorizationCode: code })).toBe("AUTHORIZED");

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from "jose";
+import { type CryptoKey, exportJWK, generateKeyPair, SignJWT } from "jose";
 
 /** What the stand-in gets wrong in the ID token it issues. */
 export type Forgery = "none" | "wrong_key" | "wrong_aud" | "wrong_nonce" | "expired" | "no_id_token";
@@ -148,7 +148,10 @@ export class OidcStandIn {
       this.clientSecret === undefined
         ? this.lastClientAuth === "none" && form.get("client_id") === issued?.clientId
         : basic !== undefined
-          ? basic.split(":").map((part) => decodeURIComponent(part.replace(/\+/g, " "))).join(":") === `${issued?.clientId}:${this.clientSecret}`
+          ? basic
+              .split(":")
+              .map((part) => decodeURIComponent(part.replace(/\+/g, " ")))
+              .join(":") === `${issued?.clientId}:${this.clientSecret}`
           : form.get("client_secret") === this.clientSecret && form.get("client_id") === issued?.clientId;
     if (form.get("grant_type") !== "authorization_code" || !issued || form.get("redirect_uri") !== issued.redirectUri || !pkceHolds || !clientHolds) {
       return json(res, 400, { error: "invalid_grant", error_description: "code, redirect_uri, PKCE or client authentication did not check out" });

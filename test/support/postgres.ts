@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
-import { executeRows, type Executor } from "../../core/db/database.js";
+import { type Executor, executeRows } from "../../core/db/database.js";
 
 /** The PostgreSQL server the suite runs against, or undefined to run on PGlite only. */
 export function adminUrl(): string | undefined {
@@ -46,7 +46,10 @@ export async function createTestDatabase(template: string): Promise<{ url: strin
 /** Waits until n statements of db's database wait for a lock (PostgreSQL only: PGlite runs one at a time). */
 export async function statementsWaitingForALock(db: Executor, n: number): Promise<void> {
   for (let tries = 0; tries < 200; tries++) {
-    const [row] = await executeRows<{ n: number }>(db, sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
+    const [row] = await executeRows<{ n: number }>(
+      db,
+      sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
+    );
     if (row!.n >= n) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -56,7 +56,10 @@ export class RawWebSocket {
   private buffered = Buffer.alloc(0);
   private closeFrame!: (end: RawEnd) => void;
 
-  private constructor(readonly socket: Socket, rest: Buffer) {
+  private constructor(
+    readonly socket: Socket,
+    rest: Buffer,
+  ) {
     this.ended = new Promise((resolve) => {
       this.closeFrame = resolve;
       socket.once("close", () => resolve({ code: undefined, reason: "" }));
@@ -123,7 +126,10 @@ export class RawWebSocket {
   async next(predicate: (frame: Record<string, any>) => boolean, ms = 5_000, from = 0): Promise<Record<string, any>> {
     const deadline = Date.now() + ms;
     for (;;) {
-      const found = this.texts.slice(from).map((text) => JSON.parse(text)).find(predicate);
+      const found = this.texts
+        .slice(from)
+        .map((text) => JSON.parse(text))
+        .find(predicate);
       if (found) return found;
       if (Date.now() > deadline || this.socket.destroyed) throw new Error(`no matching frame; got ${JSON.stringify(this.texts)}`);
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -59,7 +59,10 @@ export async function startReceiver(answer: Answer = () => 200) {
       for (;;) {
         const found = requests.filter(filter);
         if (found.length >= n) return found;
-        if (Date.now() > deadline) throw new Error(`expected ${n} webhook requests within ${ms} ms, got ${found.length}: ${JSON.stringify(requests.map((r) => r.headers["x-service-event"]))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `expected ${n} webhook requests within ${ms} ms, got ${found.length}: ${JSON.stringify(requests.map((r) => r.headers["x-service-event"]))}`,
+          );
         await new Promise<void>((resolve) => {
           waiters.push(resolve);
           setTimeout(resolve, 50);

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import { inject } from "vitest";
-import { loadConfig, type Config } from "../../core/config.js";
+import { type Config, loadConfig } from "../../core/config.js";
 import { createLogger, type Logger } from "../../core/logger.js";
 import type { Mailer } from "../../core/mail/mailer.js";
-import { startServer, type RunningServer } from "../../gateway/server.js";
+import { type RunningServer, startServer } from "../../gateway/server.js";
 import { createTestDatabase } from "./postgres.js";
 
 export interface TestService extends RunningServer {

@@ -1,5 +1,5 @@
-import { createServer, connect, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 
 /**
  * A loopback TCP proxy in front of a service: clients keep one address while the service behind
@@ -76,7 +76,7 @@ export async function startTcpProxy(initialTarget: number) {
     },
     close: () =>
       new Promise<void>((resolve) => {
-        for (const [a, b] of pairs) (a.destroy(), b.destroy());
+        for (const [a, b] of pairs) a.destroy(), b.destroy();
         for (const client of held.splice(0)) client.destroy();
         server.close(() => resolve());
       }),

@@ -2,8 +2,8 @@ import { inject } from "vitest";
 import { openDatabase } from "../../core/db/database.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { type ServiceProcess, spawnService } from "../../harness/process.js";
 import { createTestDatabase } from "./postgres.js";
-import { spawnService, type ServiceProcess } from "../../harness/process.js";
 
 export interface TwoProcesses {
   url: string;

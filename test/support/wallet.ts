@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { Mppx } from "mppx/client";
 import { charge } from "mppx/evm/client";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 
 /** The network and asset a test service is paid in (its PaymentSettings). */
 export interface PaidIn {
@@ -14,7 +14,13 @@ export interface PaidIn {
   version: string;
 }
 
-export const BASE_SEPOLIA_USDC: PaidIn = { network: "eip155:84532", chainId: 84532, asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", name: "USDC", version: "2" };
+export const BASE_SEPOLIA_USDC: PaidIn = {
+  network: "eip155:84532",
+  chainId: 84532,
+  asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+  name: "USDC",
+  version: "2",
+};
 
 export function newWallet(privateKey: `0x${string}` = generatePrivateKey()): PrivateKeyAccount {
   return privateKeyToAccount(privateKey);
@@ -23,7 +29,8 @@ export function newWallet(privateKey: `0x${string}` = generatePrivateKey()): Pri
 /** Every request a payment client sent, with its headers: tests replay payments from these. */
 export type Sent = Array<{ url: string; method: string; headers: Headers; body?: string }> & { holdPaid?: boolean };
 
-const carriesPayment = (headers: Headers) => headers.has("payment-signature") || headers.has("payment-authorization") || headers.get("authorization")?.startsWith("Payment ") === true;
+const carriesPayment = (headers: Headers) =>
+  headers.has("payment-signature") || headers.has("payment-authorization") || headers.get("authorization")?.startsWith("Payment ") === true;
 
 /** A fetch that records what it sends; with `sent.holdPaid`, a paying request is kept back (its payment stays unused). */
 function recording(sent: Sent): typeof fetch {
@@ -59,7 +66,9 @@ export function x402Fetch(wallet: PrivateKeyAccount, paidIn: PaidIn = BASE_SEPOL
 /** The real MPP client (mppx/client) with its EVM charge method, allowed to pay up to $50 a request. */
 export function mppFetch(wallet: PrivateKeyAccount, paidIn: PaidIn = BASE_SEPOLIA_USDC, sent: Sent = []) {
   const mppx = Mppx.create({
-    methods: [charge({ account: wallet, maxAmount: "50", decimals: 6, authorization: { name: paidIn.name, version: paidIn.version }, networks: [paidIn.chainId] })],
+    methods: [
+      charge({ account: wallet, maxAmount: "50", decimals: 6, authorization: { name: paidIn.name, version: paidIn.version }, networks: [paidIn.chainId] }),
+    ],
     polyfill: false,
     fetch: recording(sent),
   } as never);
@@ -112,7 +121,12 @@ export async function signX402(
     accepted,
     payload: {
       signature,
-      authorization: { ...authorization, value: String(authorization.value), validAfter: String(authorization.validAfter), validBefore: String(authorization.validBefore) },
+      authorization: {
+        ...authorization,
+        value: String(authorization.value),
+        validAfter: String(authorization.validAfter),
+        validBefore: String(authorization.validBefore),
+      },
     },
   };
   return Buffer.from(JSON.stringify(payload)).toString("base64");

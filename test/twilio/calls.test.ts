@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { drainEvents } from "../support/telephony.js";
 import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
-import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
+import { drainEvents } from "../support/telephony.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService, waitFor } from "../support/twilio/service.js";
 
 let env: TwilioTestService;
 let account: TestAccount;
@@ -77,7 +77,9 @@ describe("placing a call through Twilio", () => {
     const { agentId } = await agentWithTwilioNumber(api);
     const { callId, callSid, leg } = await connectedTwilioCall(api, env.twilio, agentId);
     leg.say("That's all, thanks.");
-    await waitFor(async () => (await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.some((e: any) => e.event_type === "call.utterance"));
+    await waitFor(async () =>
+      (await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.some((e: any) => e.event_type === "call.utterance"),
+    );
     const turn = (await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.find((e: any) => e.event_type === "call.utterance").turn_id;
     const pushed = await api.post(`/v1/calls/${callId}/context`, { text: "Goodbye!", end_call: true }, { query: { turn_id: turn } });
     expect(pushed.body).toMatchObject({ call_ending: true });
@@ -99,7 +101,13 @@ describe("status callbacks repeated or out of order", () => {
     call.endedAt = new Date(call.answeredAt!.getTime() + 42_000);
     call.status = "completed";
     for (let i = 0; i < 2; i++) expect((await env.twilio.statusCallback(call, "completed")).status).toBe(204);
-    expect(await callOf(callId)).toMatchObject({ status: "completed", ended_by: "caller", duration_seconds: 42, billed_seconds: 42, charge: (42 * 0.00025).toFixed(6) });
+    expect(await callOf(callId)).toMatchObject({
+      status: "completed",
+      ended_by: "caller",
+      duration_seconds: 42,
+      billed_seconds: 42,
+      charge: (42 * 0.00025).toFixed(6),
+    });
     const events = await drainEvents(api, agentId);
     expect(events.filter((e) => e.event_type === "call.completed")).toHaveLength(1);
     const verify = (await api.get(`/v1/billing/verify/${callId}`)).body;
@@ -169,7 +177,9 @@ describe("inbound calls and texts through Twilio's webhooks", () => {
     env.twilio.numbers.set(held.sid, held); // Twilio routes one more call before the release lands
     const { answer, leg } = await env.twilio.callIn({ from: "+14155550177", to: phoneNumber });
     expect(leg).toBeNull();
-    expect(answer.text).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><Response><Say>The number you have dialed is not in service\. Goodbye\.<\/Say><Hangup\/><\/Response>$/);
+    expect(answer.text).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?><Response><Say>The number you have dialed is not in service\. Goodbye\.<\/Say><Hangup\/><\/Response>$/,
+    );
     env.twilio.numbers.delete(held.sid);
   });
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { agentWithTwilioNumber, startTwilioService, type TwilioTestService } from "../support/twilio/service.js";
 import { expectBalanceIsLedgerSum } from "../billing/support.js";
+import { agentWithTwilioNumber, startTwilioService, type TwilioTestService } from "../support/twilio/service.js";
 
 let env: TwilioTestService;
 let api: Api;
@@ -135,7 +135,12 @@ describe("Twilio refusing a request the client can act on", () => {
     const bought = await api.post("/v1/numbers", { agent_id: agentId, area_code: "212" });
     expect(bought.status).toBe(201);
     expect(bought.body.phone_number).toMatch(/^\+121255501\d\d$/);
-    expect(env.twilio.requestsOf("CreateIncomingPhoneNumber").slice(-2).map((r) => r.form.PhoneNumber)).toHaveLength(2);
+    expect(
+      env.twilio
+        .requestsOf("CreateIncomingPhoneNumber")
+        .slice(-2)
+        .map((r) => r.form.PhoneNumber),
+    ).toHaveLength(2);
   });
 
   it.each([
@@ -153,7 +158,11 @@ describe("numbers at Twilio", () => {
   it("buys with the webhooks pointing at the service, and releases by deleting it at Twilio", async () => {
     const { numberId, phoneNumber } = await agentWithTwilioNumber(api);
     const held = [...env.twilio.numbers.values()].find((n) => n.phoneNumber === phoneNumber)!;
-    expect(held).toMatchObject({ voiceUrl: `${env.service.baseUrl}/twilio/voice`, smsUrl: `${env.service.baseUrl}/twilio/sms`, statusCallback: `${env.service.baseUrl}/twilio/status` });
+    expect(held).toMatchObject({
+      voiceUrl: `${env.service.baseUrl}/twilio/voice`,
+      smsUrl: `${env.service.baseUrl}/twilio/sms`,
+      statusCallback: `${env.service.baseUrl}/twilio/status`,
+    });
     expect((await api.post(`/v1/numbers/${numberId}/release`)).body.status).toBe("released");
     expect(env.twilio.numbers.has(held.sid)).toBe(false);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService, waitFor } from "../support/twilio/service.js";
 
 // The turn timer lives in core, but what the caller hears of it is the carrier's: on Twilio the
 // filler is a `text` token on the ConversationRelay socket, spoken once, and the late answer follows.

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
+import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
 import { createTestDatabase } from "../support/postgres.js";
 import { onPostgres } from "../support/service.js";
-import { readRelayTwiml } from "../../harness/twilio/relay-leg.js";
-import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, waitFor, type TwilioTestService } from "../support/twilio/service.js";
-import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
+import { agentWithTwilioNumber, connectedTwilioCall, startTwilioService, type TwilioTestService, waitFor } from "../support/twilio/service.js";
 
 // Two gateways on one PostgreSQL behind one Twilio account: a call's ConversationRelay socket is
 // held by the gateway Twilio connected to, and whatever gateway a request lands on reaches it.
@@ -55,7 +55,15 @@ describe.runIf(onPostgres)("the Twilio carrier on several processes", () => {
   it("gives a voice webhook retried to both gateways at once one call", async () => {
     const { agentId, phoneNumber } = await agentWithTwilioNumber(apiA);
     const number = [...twilio.numbers.values()].find((n) => n.phoneNumber === phoneNumber)!;
-    const params = { AccountSid: twilio.accountSid, ApiVersion: "2010-04-01", CallSid: "CA" + "7".repeat(32), CallStatus: "ringing", Direction: "inbound", From: "+14155550177", To: phoneNumber };
+    const params = {
+      AccountSid: twilio.accountSid,
+      ApiVersion: "2010-04-01",
+      CallSid: "CA" + "7".repeat(32),
+      CallStatus: "ringing",
+      Direction: "inbound",
+      From: "+14155550177",
+      To: phoneNumber,
+    };
     const answers = await Promise.all([
       twilio.post(number.voiceUrl!, params),
       twilio.post(number.voiceUrl!.replace(a.service.baseUrl, b.service.baseUrl), params),

@@ -1,36 +1,66 @@
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TwilioOpenApi, twilioOpenApiPath } from "../../harness/twilio/openapi.js";
-import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
 import { twilioSignature } from "../../harness/twilio/signing.js";
+import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
 
 // The stand-in is only as good as its checks: these show that it tells a request Twilio would
 // take from one it would not, and that it signs as Twilio does.
 const api = new TwilioOpenApi();
 const account = "AC" + "a".repeat(32);
 const callsPath = `/2010-04-01/Accounts/${account}/Calls.json`;
-const validCall = { To: "+14155550142", From: "+14155550101", Twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>', StatusCallbackEvent: ["ringing", "completed"] };
+const validCall = {
+  To: "+14155550142",
+  From: "+14155550101",
+  Twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>',
+  StatusCallbackEvent: ["ringing", "completed"],
+};
 
 describe("the stand-in's check against Twilio's OpenAPI", () => {
   it("finds the document where the project keeps it, and fails clearly when it is missing", () => {
     expect(twilioOpenApiPath()).toMatch(/twilio_api_v2010\.json$/);
-    expect(() => twilioOpenApiPath(["/nowhere/twilio_api_v2010.json"])).toThrow(/Twilio's OpenAPI document \(twilio_api_v2010\.json\) was not found; looked at: \/nowhere/);
+    expect(() => twilioOpenApiPath(["/nowhere/twilio_api_v2010.json"])).toThrow(
+      /Twilio's OpenAPI document \(twilio_api_v2010\.json\) was not found; looked at: \/nowhere/,
+    );
   });
 
   it("accepts a request Twilio documents", () => {
-    expect(api.check({ method: "POST", path: callsPath, query: {}, form: validCall })).toMatchObject({ operationId: "CreateCall", params: { AccountSid: account } });
+    expect(api.check({ method: "POST", path: callsPath, query: {}, form: validCall })).toMatchObject({
+      operationId: "CreateCall",
+      params: { AccountSid: account },
+    });
   });
 
   it.each([
     ["a missing required field", { method: "POST", path: callsPath, query: {}, form: { From: validCall.From } }, /\(To\)/],
-    ["an unknown field", { method: "POST", path: callsPath, query: {}, form: { ...validCall, CallerName: "x" } }, /form field CallerName is not in the document/],
+    [
+      "an unknown field",
+      { method: "POST", path: callsPath, query: {}, form: { ...validCall, CallerName: "x" } },
+      /form field CallerName is not in the document/,
+    ],
     ["a To that is no endpoint", { method: "POST", path: callsPath, query: {}, form: { ...validCall, To: "415-555-0142" } }, /To must match format "endpoint"/],
-    ["a method outside the enum", { method: "POST", path: callsPath, query: {}, form: { ...validCall, StatusCallbackMethod: "PUT" } }, /StatusCallbackMethod must be equal to one of the allowed values/],
+    [
+      "a method outside the enum",
+      { method: "POST", path: callsPath, query: {}, form: { ...validCall, StatusCallbackMethod: "PUT" } },
+      /StatusCallbackMethod must be equal to one of the allowed values/,
+    ],
     ["an integer that is not one", { method: "POST", path: callsPath, query: {}, form: { ...validCall, Timeout: "soon" } }, /Timeout must be integer/],
     ["TwiML that is not TwiML", { method: "POST", path: callsPath, query: {}, form: { ...validCall, Twiml: "<Hangup/>" } }, /Twiml must match format "twiml"/],
-    ["a sid of the wrong shape", { method: "POST", path: `/2010-04-01/Accounts/${account}/Calls/CA123.json`, query: {}, form: { Status: "completed" } }, /path\/Sid must match pattern/],
-    ["an unknown query parameter", { method: "GET", path: `/2010-04-01/Accounts/${account}/IncomingPhoneNumbers.json`, query: { Number: "+1" }, form: {} }, /query parameter Number is not in the document/],
-    ["a path that is no operation", { method: "POST", path: `/2010-04-01/Accounts/${account}/Phones.json`, query: {}, form: {} }, /is not an operation of Twilio's API/],
+    [
+      "a sid of the wrong shape",
+      { method: "POST", path: `/2010-04-01/Accounts/${account}/Calls/CA123.json`, query: {}, form: { Status: "completed" } },
+      /path\/Sid must match pattern/,
+    ],
+    [
+      "an unknown query parameter",
+      { method: "GET", path: `/2010-04-01/Accounts/${account}/IncomingPhoneNumbers.json`, query: { Number: "+1" }, form: {} },
+      /query parameter Number is not in the document/,
+    ],
+    [
+      "a path that is no operation",
+      { method: "POST", path: `/2010-04-01/Accounts/${account}/Phones.json`, query: {}, form: {} },
+      /is not an operation of Twilio's API/,
+    ],
   ])("refuses %s", (_label, request, problem) => {
     const result = api.check(request);
     expect("problems" in result && result.problems.join("; ")).toMatch(problem);
@@ -47,7 +77,10 @@ describe("the stand-in", () => {
   it("answers an invalid request 400 with Twilio's error shape and records it, so the test fails", async () => {
     const res = await fetch(`${standIn.url}/2010-04-01/Accounts/${standIn.accountSid}/Calls.json`, {
       method: "POST",
-      headers: { authorization: `Basic ${Buffer.from(`${standIn.accountSid}:${standIn.authToken}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${standIn.accountSid}:${standIn.authToken}`).toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body: "From=%2B14155550101",
     });
     expect(res.status).toBe(400);

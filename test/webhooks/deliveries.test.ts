@@ -2,12 +2,21 @@ import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { events } from "../../core/db/schema/events.js";
 import { turns } from "../../core/db/schema/turns.js";
-import { EVENTS_CREATED_CHANNEL } from "../../core/events/channels.js";
 import { webhookAttempts } from "../../core/db/schema/webhook-attempts.js";
 import { webhookDeliveries } from "../../core/db/schema/webhook-deliveries.js";
-import { abandonDelivery, claimDueDeliveries, enqueueDelivery, IN_FLIGHT, recordAttempt, recordAttemptStart, type ClaimOptions, type DeliveryJob } from "../../core/webhooks/deliveries.js";
-import { findWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
+import { EVENTS_CREATED_CHANNEL } from "../../core/events/channels.js";
 import { newId } from "../../core/ids.js";
+import {
+  abandonDelivery,
+  type ClaimOptions,
+  claimDueDeliveries,
+  type DeliveryJob,
+  enqueueDelivery,
+  IN_FLIGHT,
+  recordAttempt,
+  recordAttemptStart,
+} from "../../core/webhooks/deliveries.js";
+import { findWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -32,7 +41,10 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 // Every claim test starts with nothing due but its own jobs.
 beforeEach(async () => {
-  await service.core.db.update(webhookDeliveries).set({ status: "abandoned" }).where(inArray(webhookDeliveries.status, ["pending", "sending"]));
+  await service.core.db
+    .update(webhookDeliveries)
+    .set({ status: "abandoned" })
+    .where(inArray(webhookDeliveries.status, ["pending", "sending"]));
 });
 
 async function agentWithWebhook() {
@@ -52,7 +64,16 @@ async function smsJob(agent: { agentId: string; phoneNumber: string }, text = "h
 async function enqueue(agent: { agentId: string; webhookId: string }, extra: { messageType?: string; liveTurnId?: string } = {}) {
   const messageId = newId("evt");
   await service.core.db.transaction((tx) =>
-    enqueueDelivery(service.core, tx, { accountId: account.accountId, agentId: agent.agentId, webhookId: agent.webhookId, eventSeq: null, messageId, messageType: extra.messageType ?? "test.message", body: { n: 1 }, liveTurnId: extra.liveTurnId }),
+    enqueueDelivery(service.core, tx, {
+      accountId: account.accountId,
+      agentId: agent.agentId,
+      webhookId: agent.webhookId,
+      eventSeq: null,
+      messageId,
+      messageType: extra.messageType ?? "test.message",
+      body: { n: 1 },
+      liveTurnId: extra.liveTurnId,
+    }),
   );
   const [row] = await service.core.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.messageId, messageId));
   return row!;
@@ -61,7 +82,10 @@ async function enqueue(agent: { agentId: string; webhookId: string }, extra: { m
 /** A job already tried once and due for its retry now. */
 async function dueRetry(agent: { agentId: string; webhookId: string }) {
   const row = await enqueue(agent);
-  await service.core.db.update(webhookDeliveries).set({ attempts: 1, nextAttemptAt: new Date(Date.now() - 1_000) }).where(eq(webhookDeliveries.deliveryId, row.deliveryId));
+  await service.core.db
+    .update(webhookDeliveries)
+    .set({ attempts: 1, nextAttemptAt: new Date(Date.now() - 1_000) })
+    .where(eq(webhookDeliveries.deliveryId, row.deliveryId));
   return row;
 }
 
@@ -89,7 +113,15 @@ describe("enqueueDelivery", () => {
     const before = Date.now();
     const row = await enqueue(agent);
     expect(row.deliveryId).toMatch(/^whd_/);
-    expect(row).toMatchObject({ live: false, turnId: null, status: "pending", attempts: 0, webhookId: agent.webhookId, messageType: "test.message", body: { n: 1 } });
+    expect(row).toMatchObject({
+      live: false,
+      turnId: null,
+      status: "pending",
+      attempts: 0,
+      webhookId: agent.webhookId,
+      messageType: "test.message",
+      body: { n: 1 },
+    });
     expect(row.nextAttemptAt.getTime()).toBeGreaterThanOrEqual(before - 1_000);
     expect(row.nextAttemptAt.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
   });
@@ -148,7 +180,10 @@ describe("claimDueDeliveries", () => {
     const [job] = await claim({ lane: "first" });
     const attemptId = await recordAttemptStart(service.core, job!, "http://127.0.0.1:9/hook");
     expect(await claim({ lane: "first" })).toEqual([]);
-    await service.core.db.update(webhookDeliveries).set({ claimedUntil: new Date(Date.now() - 1_000) }).where(eq(webhookDeliveries.deliveryId, row.deliveryId));
+    await service.core.db
+      .update(webhookDeliveries)
+      .set({ claimedUntil: new Date(Date.now() - 1_000) })
+      .where(eq(webhookDeliveries.deliveryId, row.deliveryId));
     // Its attempt was counted when it was claimed, so it comes back in the retry lane.
     expect(await claim({ lane: "first" })).toEqual([]);
     expect(await claim({ lane: "retry" })).toMatchObject([{ deliveryId: row.deliveryId, attempts: 2, status: "sending" }]);
@@ -210,7 +245,7 @@ describe("recordAttempt", () => {
     expect((await eventRow(job.eventSeq!)).status).toBe("pending");
     const [attempt] = await service.core.db.select().from(webhookAttempts).where(eq(webhookAttempts.attemptId, attemptId));
     expect(attempt).toMatchObject({ statusCode: 500, error: "HTTP 500", latencyMs: 12 });
-    expect((await recordAttempt(service.core, job, attemptId, { statusCode: null, error: "timed out after 500 ms", latencyMs: 500 }))).not.toBeNull();
+    expect(await recordAttempt(service.core, job, attemptId, { statusCode: null, error: "timed out after 500 ms", latencyMs: 500 })).not.toBeNull();
     expect(await deliveryRow(job.deliveryId)).toMatchObject({ lastStatusCode: null, lastError: "timed out after 500 ms" });
   });
 
@@ -269,7 +304,10 @@ describe("abandonDelivery", () => {
     expect(await eventRow(job.eventSeq!)).toMatchObject({ status: "pending", route: "mailbox" });
 
     const other: DeliveryJob = await smsJob(agent, "two");
-    await service.core.db.update(events).set({ status: "delivered" }).where(and(eq(events.seq, other.eventSeq!)));
+    await service.core.db
+      .update(events)
+      .set({ status: "delivered" })
+      .where(and(eq(events.seq, other.eventSeq!)));
     await service.core.db.transaction((tx) => abandonDelivery(service.core, tx, other));
     expect(await eventRow(other.eventSeq!)).toMatchObject({ status: "delivered", route: "webhook" });
   });

@@ -29,7 +29,14 @@ async function receiver(answer: (req: IncomingMessage, res: ServerResponse) => v
 }
 
 const post = (url: string, extra: Partial<Parameters<typeof postWebhook>[0]> = {}) =>
-  postWebhook({ url, headers: { "content-type": "application/json", "x-test": "yes" }, body: '{"text":"héllo"}', timeoutMs: 2_000, allowPrivate: true, ...extra });
+  postWebhook({
+    url,
+    headers: { "content-type": "application/json", "x-test": "yes" },
+    body: '{"text":"héllo"}',
+    timeoutMs: 2_000,
+    allowPrivate: true,
+    ...extra,
+  });
 
 describe("isDelivered", () => {
   it("counts only a 2xx", () => {
@@ -113,7 +120,10 @@ describe("postWebhook", () => {
     const target = await receiver((_req, res) => res.writeHead(200).end());
     const url = target.url.replace("127.0.0.1", "localhost");
     // Without the setting, http:// is refused before the name is even looked up.
-    expect(await post(url, { allowPrivate: false })).toMatchObject({ statusCode: null, error: `not sent: the URL must be an https:// URL (${DEV} allows http://)` });
+    expect(await post(url, { allowPrivate: false })).toMatchObject({
+      statusCode: null,
+      error: `not sent: the URL must be an https:// URL (${DEV} allows http://)`,
+    });
     expect(target.seen).toHaveLength(0);
     expect(await post(url, { allowPrivate: true })).toMatchObject({ statusCode: 200, error: null });
   });

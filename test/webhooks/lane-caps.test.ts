@@ -38,7 +38,17 @@ it("has no more retries in flight than the retry lane's room, however many are d
     // Retries due now, written straight to the table: they hold nothing back, so all are claimable at once.
     const jobs = Array.from({ length: RETRY_LANE_CAP + 6 }, () => {
       const messageId = newId("evt");
-      return { deliveryId: newId("whd"), messageId, accountId: account.accountId, agentId, webhookId, messageType: "test.message", body: { message_id: messageId }, attempts: 1, nextAttemptAt: new Date(Date.now() - 1_000) };
+      return {
+        deliveryId: newId("whd"),
+        messageId,
+        accountId: account.accountId,
+        agentId,
+        webhookId,
+        messageType: "test.message",
+        body: { message_id: messageId },
+        attempts: 1,
+        nextAttemptAt: new Date(Date.now() - 1_000),
+      };
     });
     await service.core.db.insert(webhookDeliveries).values(jobs);
     // Twice at once: a kick while a claim is out only asks for another pass, as two passes side by
@@ -51,7 +61,15 @@ it("has no more retries in flight than the retry lane's room, however many are d
     worker.kick();
     await new Promise((r) => setTimeout(r, 300));
     expect(hook.requests).toHaveLength(RETRY_LANE_CAP);
-    const rows = await service.core.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.deliveryId, jobs.map((j) => j.deliveryId)));
+    const rows = await service.core.db
+      .select()
+      .from(webhookDeliveries)
+      .where(
+        inArray(
+          webhookDeliveries.deliveryId,
+          jobs.map((j) => j.deliveryId),
+        ),
+      );
     expect(rows.filter((r) => r.status === "sending")).toHaveLength(RETRY_LANE_CAP);
     expect(rows.filter((r) => r.status === "pending" && r.attempts === 1)).toHaveLength(6);
   } finally {

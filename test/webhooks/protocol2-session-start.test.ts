@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadCallById, type CallRow } from "../../core/calls/call-records.js";
+import { type CallRow, loadCallById } from "../../core/calls/call-records.js";
 import { briefingFor, sessionStart } from "../../core/webhooks/protocol2.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
@@ -62,7 +62,12 @@ describe("briefingFor", () => {
     expect(missed).toMatchObject({ direction: "outbound", answered_at: null, last_lines: [] });
     expect(missed!.status).not.toBe("completed");
     const answeredRow = await callRow(answered);
-    expect(talked).toMatchObject({ direction: "inbound", status: "completed", answered_at: answeredRow.answeredAt!.toISOString(), duration_seconds: answeredRow.durationSeconds });
+    expect(talked).toMatchObject({
+      direction: "inbound",
+      status: "completed",
+      answered_at: answeredRow.answeredAt!.toISOString(),
+      duration_seconds: answeredRow.durationSeconds,
+    });
     // The last six lines of a longer conversation, in the order spoken.
     expect(talked!.last_lines.map((l) => l.text)).toEqual(lines.slice(-6));
     expect(briefing.recent_texts.map((t) => t.text)).toEqual(["from the caller"]);
@@ -84,7 +89,12 @@ describe("sessionStart", () => {
     const call = await callRow(await outboundCall(agentId, "+14155550142"));
     const start = await sessionStart(service.core.db, "msg_answered", call, false, "sk_1");
     expect(call.answeredAt).toBeInstanceOf(Date);
-    expect(start.body).toMatchObject({ id: "msg_answered", created_at: call.answeredAt!.toISOString(), answered_at: call.answeredAt!.toISOString(), session_key: "sk_1" });
+    expect(start.body).toMatchObject({
+      id: "msg_answered",
+      created_at: call.answeredAt!.toISOString(),
+      answered_at: call.answeredAt!.toISOString(),
+      session_key: "sk_1",
+    });
     expect(start.body).not.toHaveProperty("briefing");
   });
 

@@ -50,7 +50,13 @@ describe("protocol service-relay/2", () => {
     const [start] = await receiver.waitFor(1, (r) => messageType(r) === "call.session.start");
     expect(start!.body).toMatchObject({ call_id: now.body.call_id, direction: "inbound", is_owner_call: true });
     expect(start!.body.briefing.caller).toEqual({ number: "+14155550111", is_owner: true });
-    expect(start!.body.briefing.recent_calls).toEqual([expect.objectContaining({ call_id: earlier.body.call_id, status: "completed", last_lines: [expect.objectContaining({ role: "user", text: "First call" })] })]);
+    expect(start!.body.briefing.recent_calls).toEqual([
+      expect.objectContaining({
+        call_id: earlier.body.call_id,
+        status: "completed",
+        last_lines: [expect.objectContaining({ role: "user", text: "First call" })],
+      }),
+    ]);
     expect(start!.body.briefing.recent_texts).toEqual([expect.objectContaining({ text: "Call me about the order" })]);
     (await Contract.load(service.baseUrl)).checkWebhook("call.session.start", start!.body);
   });

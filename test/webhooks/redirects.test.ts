@@ -34,9 +34,15 @@ it.each([301, 302, 307, 308])("treats a %i as a failed attempt, follows no redir
 
     await expect.poll(() => asked, { timeout: 10_000 }).toBe(4);
     await expect
-      .poll(async () => (await api.get("/v1/webhooks/deliveries", { query: { agent_id: agentId } })).body.data.map((a: any) => [a.attempt, a.status_code, a.outcome]), { timeout: 10_000 })
+      .poll(
+        async () =>
+          (await api.get("/v1/webhooks/deliveries", { query: { agent_id: agentId } })).body.data.map((a: any) => [a.attempt, a.status_code, a.outcome]),
+        { timeout: 10_000 },
+      )
       .toEqual([4, 3, 2, 1].map((n) => [n, status, "failed"]));
-    await expect.poll(async () => (await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.map((e: any) => e.payload.text), { timeout: 10_000 }).toEqual(["moved?"]);
+    await expect
+      .poll(async () => (await api.get("/v1/events/peek", { query: { agent_id: agentId } })).body.data.map((e: any) => e.payload.text), { timeout: 10_000 })
+      .toEqual(["moved?"]);
     expect(target.requests).toHaveLength(0);
   } finally {
     redirecting.close();

@@ -135,8 +135,14 @@ describe("X-Hub-Signature-256", () => {
 
 describe("webhook targets a server refuses", () => {
   it.each([
-    ["https://127.0.0.1/hook", "must not point at a private, loopback or link-local address (a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development, allows them)"],
-    ["https://localhost:8443/hook", "must not point at a private, loopback or link-local address (a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development, allows them)"],
+    [
+      "https://127.0.0.1/hook",
+      "must not point at a private, loopback or link-local address (a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development, allows them)",
+    ],
+    [
+      "https://localhost:8443/hook",
+      "must not point at a private, loopback or link-local address (a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development, allows them)",
+    ],
     ["http://hooks.example.com/hook", "must be an https:// URL (a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development, allows http://)"],
   ])("names ALLOW_PRIVATE_WEBHOOKS when refusing %s", async (url, message) => {
     const client = new Api(guarded.baseUrl, (await createAccount(guarded.core)).apiKey);

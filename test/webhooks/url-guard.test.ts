@@ -6,13 +6,30 @@ import { webhookUrlProblem } from "../../core/webhooks/url-guard.js";
 const DEV = "a server started with ALLOW_PRIVATE_WEBHOOKS=1, for development,";
 
 describe("isPrivateAddress", () => {
-  it.each(["10.0.0.0", "10.255.255.255", "127.0.0.1", "169.254.169.254", "172.16.0.0", "172.31.255.255", "192.168.1.1", "100.64.0.0", "100.127.255.255", "::1", "::", "fd00::1", "fe80::1"])("blocks %s", (address) => {
+  it.each([
+    "10.0.0.0",
+    "10.255.255.255",
+    "127.0.0.1",
+    "169.254.169.254",
+    "172.16.0.0",
+    "172.31.255.255",
+    "192.168.1.1",
+    "100.64.0.0",
+    "100.127.255.255",
+    "::1",
+    "::",
+    "fd00::1",
+    "fe80::1",
+  ])("blocks %s", (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 
-  it.each(["8.8.8.8", "9.255.255.255", "11.0.0.0", "172.15.255.255", "172.32.0.0", "100.63.255.255", "100.128.0.0", "2001:4860:4860::8888"])("lets %s through", (address) => {
-    expect(isPrivateAddress(address)).toBe(false);
-  });
+  it.each(["8.8.8.8", "9.255.255.255", "11.0.0.0", "172.15.255.255", "172.32.0.0", "100.63.255.255", "100.128.0.0", "2001:4860:4860::8888"])(
+    "lets %s through",
+    (address) => {
+      expect(isPrivateAddress(address)).toBe(false);
+    },
+  );
 
   it("judges an IPv4-mapped IPv6 address as its IPv4 address", () => {
     expect(isPrivateAddress("::ffff:10.0.0.1")).toBe(true);
@@ -31,7 +48,20 @@ describe("isPrivateAddress", () => {
     expect(isPrivateAddress("fe80::ffff:8.8.8.8")).toBe(true);
   });
 
-  it.each(["not-an-ip", "example.com", "", "x::ffff:8.8.8.8", "::ffff:8.8.8.8x", "::ffff:x.8.8.8", "::ffff:8.x.8.8", "::ffff:8.8.x.8", "::ffff:8.8.8.x", "::ffff:256.0.0.1", "::ffff:010.0.0.1", "::ffff:8.8.8.08"])("treats %j, which is no IP address, as private", (address) => {
+  it.each([
+    "not-an-ip",
+    "example.com",
+    "",
+    "x::ffff:8.8.8.8",
+    "::ffff:8.8.8.8x",
+    "::ffff:x.8.8.8",
+    "::ffff:8.x.8.8",
+    "::ffff:8.8.x.8",
+    "::ffff:8.8.8.x",
+    "::ffff:256.0.0.1",
+    "::ffff:010.0.0.1",
+    "::ffff:8.8.8.08",
+  ])("treats %j, which is no IP address, as private", (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 });
@@ -62,7 +92,14 @@ describe("webhookUrlProblem", () => {
   });
 
   const privateProblem = `must not point at a private, loopback or link-local address (${DEV} allows them)`;
-  it.each(["https://localhost/hook", "https://a.localhost/hook", "https://127.0.0.1/hook", "https://[::1]/hook", "https://[::ffff:10.0.0.1]/hook", "https://169.254.169.254/"])("refuses %s", (url) => {
+  it.each([
+    "https://localhost/hook",
+    "https://a.localhost/hook",
+    "https://127.0.0.1/hook",
+    "https://[::1]/hook",
+    "https://[::ffff:10.0.0.1]/hook",
+    "https://169.254.169.254/",
+  ])("refuses %s", (url) => {
     expect(webhookUrlProblem(url, false)).toBe(privateProblem);
     expect(webhookUrlProblem(url, true)).toBeNull();
   });
@@ -77,8 +114,11 @@ describe("webhookUrlProblem", () => {
 type Answer = { error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number };
 function lookup(allowPrivate: boolean, hostname: string, options: { all?: boolean }): Promise<Answer> {
   return new Promise((resolve) => {
-    guardedLookup(allowPrivate)(hostname, options as any, ((error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) =>
-      resolve({ error, address, family })) as any);
+    guardedLookup(allowPrivate)(
+      hostname,
+      options as any,
+      ((error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => resolve({ error, address, family })) as any,
+    );
   });
 }
 

@@ -64,7 +64,11 @@ it("sends webhook.test with its message and reports the first attempt; pages the
   expect(result.status).toBe(200);
   expect(result.body).toMatchObject({ delivered: true, status_code: 200, error: null });
   const sent = receiver.requests[before]!;
-  expect(sent.body).toMatchObject({ event_type: "webhook.test", event_id: result.body.event_id, payload: { message: "This is a test delivery from agentline." } });
+  expect(sent.body).toMatchObject({
+    event_type: "webhook.test",
+    event_id: result.body.event_id,
+    payload: { message: "This is a test delivery from agentline." },
+  });
 
   await api.post("/v1/webhooks/test", undefined, { query: { agent_id: agentId } });
   const page = await api.get("/v1/webhooks/deliveries", { query: { agent_id: agentId, limit: 1 } });

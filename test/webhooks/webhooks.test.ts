@@ -18,7 +18,13 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 beforeAll(async () => {
   service = await startTestService({
-    env: { ALLOW_PRIVATE_WEBHOOKS: "1", WEBHOOK_RETRY_SCHEDULE: "20ms,40ms,60ms", WEBHOOK_LIVE_RETRY_SCHEDULE: "10ms,20ms", WEBHOOK_TIMEOUT_MS: "500", TURN_TIMEOUT_MS: "60000" },
+    env: {
+      ALLOW_PRIVATE_WEBHOOKS: "1",
+      WEBHOOK_RETRY_SCHEDULE: "20ms,40ms,60ms",
+      WEBHOOK_LIVE_RETRY_SCHEDULE: "10ms,20ms",
+      WEBHOOK_TIMEOUT_MS: "500",
+      TURN_TIMEOUT_MS: "60000",
+    },
   });
   account = await createAccount(service.core);
   api = new Api(service.baseUrl, account.apiKey);
@@ -36,16 +42,31 @@ describe("configuring webhooks", () => {
     const { agentId } = await agentWithNumber(api);
     const created = await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ agent_id: agentId, url: receiver.url, signature_header: "X-Webhook-Signature", protocol: "service-relay/1", capabilities: [] });
+    expect(created.body).toMatchObject({
+      agent_id: agentId,
+      url: receiver.url,
+      signature_header: "X-Webhook-Signature",
+      protocol: "service-relay/1",
+      capabilities: [],
+    });
     expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/);
     const listed = await api.get("/v1/webhooks", { query: { agent_id: agentId } });
     expect(listed.body.data).toHaveLength(1);
     expect(listed.body.data[0].secret).toBe(`whsec_…${created.body.secret.slice(-4)}`);
     expect(listed.text).not.toContain(created.body.secret);
 
-    const replaced = await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url + "?v=2", secret: "my-own-secret-of-some-length", signature_header: "X-Hub-Signature-256" });
+    const replaced = await api.post("/v1/webhooks", {
+      agent_id: agentId,
+      url: receiver.url + "?v=2",
+      secret: "my-own-secret-of-some-length",
+      signature_header: "X-Hub-Signature-256",
+    });
     expect(replaced.status).toBe(200);
-    expect(replaced.body).toMatchObject({ webhook_id: created.body.webhook_id, secret: "my-own-secret-of-some-length", signature_header: "X-Hub-Signature-256" });
+    expect(replaced.body).toMatchObject({
+      webhook_id: created.body.webhook_id,
+      secret: "my-own-secret-of-some-length",
+      signature_header: "X-Hub-Signature-256",
+    });
     expect((await api.get("/v1/webhooks", { query: { agent_id: agentId } })).body.data).toHaveLength(1);
   });
 
@@ -219,7 +240,15 @@ describe("the SSRF guard (ALLOW_PRIVATE_WEBHOOKS off)", () => {
       const owner = await createAccount(strict.core);
       const sapi = new Api(strict.baseUrl, owner.apiKey);
       const { agentId, phoneNumber } = await agentWithNumber(sapi);
-      for (const url of ["http://example.com/hook", "https://127.0.0.1/hook", "https://localhost/hook", "https://[::1]/hook", "https://169.254.169.254/latest", "https://10.1.2.3/x", "https://[::ffff:127.0.0.1]/x"]) {
+      for (const url of [
+        "http://example.com/hook",
+        "https://127.0.0.1/hook",
+        "https://localhost/hook",
+        "https://[::1]/hook",
+        "https://169.254.169.254/latest",
+        "https://10.1.2.3/x",
+        "https://[::ffff:127.0.0.1]/x",
+      ]) {
         const res = await sapi.post("/v1/webhooks", { agent_id: agentId, url });
         expect(res.status, url).toBe(422);
         expect(res.body.errors[0].field).toBe("url");

@@ -9,10 +9,10 @@ import { newId } from "../../core/ids.js";
 import { enqueueDelivery, IN_FLIGHT } from "../../core/webhooks/deliveries.js";
 import { findWebhook } from "../../core/webhooks/webhooks.js";
 import { DeliveryWorker } from "../../core/webhooks/worker.js";
-import { manualClock } from "../billing/support.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { startReceiver, type Answer } from "../support/receiver.js";
+import { manualClock } from "../billing/support.js";
+import { type Answer, startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber } from "../support/telephony.js";
 
@@ -53,7 +53,10 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 beforeEach(async () => {
   // A job left by an earlier test is never claimed by this one's worker.
-  await core.db.update(webhookDeliveries).set({ status: "abandoned" }).where(inArray(webhookDeliveries.status, ["pending", "sending"]));
+  await core.db
+    .update(webhookDeliveries)
+    .set({ status: "abandoned" })
+    .where(inArray(webhookDeliveries.status, ["pending", "sending"]));
   vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
 });
 afterEach(async () => {
@@ -85,10 +88,22 @@ async function agentWithWebhook(url: string) {
 }
 
 /** Queues a job as the product does (which announces it on the bus); `dueAt`/`attempts` reshape it in the same transaction. */
-async function enqueue(agent: { agentId: string; webhookId: string }, extra: { messageType?: string; liveTurnId?: string; dueAt?: Date; attempts?: number } = {}) {
+async function enqueue(
+  agent: { agentId: string; webhookId: string },
+  extra: { messageType?: string; liveTurnId?: string; dueAt?: Date; attempts?: number } = {},
+) {
   const messageId = newId("evt");
   await core.db.transaction(async (tx) => {
-    await enqueueDelivery(core, tx, { accountId: account.accountId, agentId: agent.agentId, webhookId: agent.webhookId, eventSeq: null, messageId, messageType: extra.messageType ?? "test.message", body: { message_id: messageId }, liveTurnId: extra.liveTurnId });
+    await enqueueDelivery(core, tx, {
+      accountId: account.accountId,
+      agentId: agent.agentId,
+      webhookId: agent.webhookId,
+      eventSeq: null,
+      messageId,
+      messageType: extra.messageType ?? "test.message",
+      body: { message_id: messageId },
+      liveTurnId: extra.liveTurnId,
+    });
     if (extra.dueAt || extra.attempts) {
       await tx
         .update(webhookDeliveries)
@@ -140,7 +155,15 @@ describe("waking the worker", () => {
     // A job due without a word on the bus (as when a retry's time comes, or a process died
     // holding a claim): written straight to the table, it waits until the sweep runs.
     const unannounced = { deliveryId: newId("whd"), messageId: newId("evt") };
-    await core.db.insert(webhookDeliveries).values({ ...unannounced, accountId: account.accountId, agentId: agent.agentId, webhookId: agent.webhookId, messageType: "test.message", body: { message_id: unannounced.messageId }, nextAttemptAt: new Date(Date.now() - 1_000) });
+    await core.db.insert(webhookDeliveries).values({
+      ...unannounced,
+      accountId: account.accountId,
+      agentId: agent.agentId,
+      webhookId: agent.webhookId,
+      messageType: "test.message",
+      body: { message_id: unannounced.messageId },
+      nextAttemptAt: new Date(Date.now() - 1_000),
+    });
     await pause(400);
     expect(hook.requests).toHaveLength(2);
     vi.advanceTimersByTime(1_000);

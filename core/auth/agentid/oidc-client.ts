@@ -112,14 +112,22 @@ export class AgentIdClient {
       server = discovered.serverMetadata();
     } catch (cause) {
       this.logger.error({ err: cause, issuer }, "AgentID discovery failed");
-      throw new AppError("service_unavailable", "The AgentID identity provider cannot be reached right now. Try again shortly, or sign in with an e-mail code.", {
-        cause,
-        headers: { "Retry-After": "30" },
-      });
+      throw new AppError(
+        "service_unavailable",
+        "The AgentID identity provider cannot be reached right now. Try again shortly, or sign in with an e-mail code.",
+        {
+          cause,
+          headers: { "Retry-After": "30" },
+        },
+      );
     }
     // RFC 8414: a provider that lists no methods takes client_secret_basic.
     const methods = server.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
-    const auth = !clientSecret ? oidc.None() : methods.includes("client_secret_basic") ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
+    const auth = !clientSecret
+      ? oidc.None()
+      : methods.includes("client_secret_basic")
+        ? oidc.ClientSecretBasic(clientSecret)
+        : oidc.ClientSecretPost(clientSecret);
     const config = new oidc.Configuration(server, clientId, undefined, auth);
     config.timeout = PROVIDER_TIMEOUT_S;
     if (insecure) oidc.allowInsecureRequests(config);
@@ -139,7 +147,10 @@ export class AgentIdClient {
     const status = failedStatus(error);
     if (status !== undefined && status >= 500) return { kind: "unavailable", reason: `The identity provider failed (HTTP ${status}).` };
     if (error instanceof oidc.ResponseBodyError) {
-      return { kind: "failed", reason: `The identity provider refused the code: ${error.error.slice(0, 64)}${error.error_description ? ` (${error.error_description.slice(0, 200)})` : ""}.` };
+      return {
+        kind: "failed",
+        reason: `The identity provider refused the code: ${error.error.slice(0, 64)}${error.error_description ? ` (${error.error_description.slice(0, 200)})` : ""}.`,
+      };
     }
     if (isUnreachable(error)) {
       this.logger.warn({ err: error }, "AgentID provider unreachable during a callback");

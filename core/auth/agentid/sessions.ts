@@ -66,7 +66,18 @@ export async function startAgentIdSignIn(core: Core, input: { loginHint?: string
   const { settings, client } = agentIdClient(core);
   const now = core.now();
   await core.db.transaction((tx) =>
-    consumeRateLimits(tx, [{ key: `agentid:start:ip:${input.ip}`, limit: AGENTID_LIMITS.startsPerIp, windowMs: AGENTID_LIMITS.startWindowMs, label: "AgentID sign-ins from this IP address" }], now),
+    consumeRateLimits(
+      tx,
+      [
+        {
+          key: `agentid:start:ip:${input.ip}`,
+          limit: AGENTID_LIMITS.startsPerIp,
+          windowMs: AGENTID_LIMITS.startWindowMs,
+          label: "AgentID sign-ins from this IP address",
+        },
+      ],
+      now,
+    ),
   );
   const request = await client.authorizationRequest(redirectUri(core), input.loginHint);
   const sessionId = randomToken("sess_");
@@ -92,7 +103,8 @@ export async function startAgentIdSignIn(core: Core, input: { loginHint?: string
 export async function completeAgentIdCallback(core: Core, query: URLSearchParams): Promise<CallbackPage> {
   const { client } = agentIdClient(core);
   const state = query.get("state");
-  if (!state) return { status: 400, outcome: "failed", message: "This page was opened without the sign-in's state. Open the sign-in link again from the start." };
+  if (!state)
+    return { status: 400, outcome: "failed", message: "This page was opened without the sign-in's state. Open the sign-in link again from the start." };
   const now = core.now();
   const stateHash = hashToken(state);
   const [session] = await core.db
@@ -116,7 +128,11 @@ export async function completeAgentIdCallback(core: Core, query: URLSearchParams
   switch (result.kind) {
     case "signed_in":
       if (session.continueUrl) return { status: 200, outcome: "signed_in", message: "You are signed in to agentline.", continueUrl: session.continueUrl };
-      return { status: 200, outcome: "signed_in", message: "You are signed in to agentline. You can close this window: your agent collects its API key by polling." };
+      return {
+        status: 200,
+        outcome: "signed_in",
+        message: "You are signed in to agentline. You can close this window: your agent collects its API key by polling.",
+      };
     case "denied":
       return { status: 200, outcome: "denied", message: `${result.reason} You can close this window.` };
     case "failed":
@@ -137,7 +153,10 @@ function openChecks(core: Core, sealed: string): { nonce: string; codeVerifier: 
 
 /** Why a callback found no pending session to claim. */
 async function refusedCallback(core: Core, stateHash: string, now: Date): Promise<CallbackPage> {
-  const [known] = await core.db.select({ status: agentIdSessions.status, expiresAt: agentIdSessions.expiresAt }).from(agentIdSessions).where(eq(agentIdSessions.stateHash, stateHash));
+  const [known] = await core.db
+    .select({ status: agentIdSessions.status, expiresAt: agentIdSessions.expiresAt })
+    .from(agentIdSessions)
+    .where(eq(agentIdSessions.stateHash, stateHash));
   const message = !known
     ? "This sign-in link does not belong to any sign-in this service started."
     : known.status === "pending" && known.expiresAt <= now
@@ -165,7 +184,9 @@ async function recordRedemption(core: Core, sessionHash: string, result: Redempt
   });
 }
 
-type PollOutcome = { kind: "key"; result: { api_key: string; key_id: string; account_id: string; account_created: boolean } } | { kind: "problem"; error: AppError };
+type PollOutcome =
+  | { kind: "key"; result: { api_key: string; key_id: string; account_id: string; account_created: boolean } }
+  | { kind: "problem"; error: AppError };
 
 /**
  * RFC 8628's polling, over the session row: `authorization_pending` until the callback,
@@ -177,7 +198,18 @@ export async function pollAgentIdSignIn(core: Core, input: { sessionId: string; 
   agentIdClient(core); // the 404 while unconfigured
   const now = core.now();
   await core.db.transaction((tx) =>
-    consumeRateLimits(tx, [{ key: `agentid:poll:ip:${input.ip}`, limit: AGENTID_LIMITS.pollsPerIp, windowMs: AGENTID_LIMITS.pollWindowMs, label: "AgentID polls from this IP address" }], now),
+    consumeRateLimits(
+      tx,
+      [
+        {
+          key: `agentid:poll:ip:${input.ip}`,
+          limit: AGENTID_LIMITS.pollsPerIp,
+          windowMs: AGENTID_LIMITS.pollWindowMs,
+          label: "AgentID polls from this IP address",
+        },
+      ],
+      now,
+    ),
   );
   const sessionHash = hashToken(input.sessionId);
   // The problem is thrown after the commit: the poll time it records must stick.
@@ -206,7 +238,13 @@ export async function pollAgentIdSignIn(core: Core, input: { sessionId: string; 
     await tx.update(agentIdSessions).set({ lastPolledAt: now, intervalS }).where(eq(agentIdSessions.sessionHash, sessionHash));
     if (tooSoon) return problem(new AppError("slow_down", `Polled too soon: wait ${intervalS} seconds between polls from now on.`, retry(intervalS)));
     const expiresIn = Math.ceil((session.expiresAt.getTime() - now.getTime()) / 1000);
-    return problem(new AppError("authorization_pending", `The sign-in has not been completed at the identity provider yet. Poll again in ${intervalS} seconds.`, retry(intervalS, { expires_in: expiresIn })));
+    return problem(
+      new AppError(
+        "authorization_pending",
+        `The sign-in has not been completed at the identity provider yet. Poll again in ${intervalS} seconds.`,
+        retry(intervalS, { expires_in: expiresIn }),
+      ),
+    );
   });
   if (outcome.kind === "problem") throw outcome.error;
   return outcome.result;
@@ -221,7 +259,14 @@ export async function claimAgentIdAccount(core: Core, sessionId: string): Promis
   const [claimed] = await core.db
     .update(agentIdSessions)
     .set({ status: "claimed" })
-    .where(and(eq(agentIdSessions.sessionHash, hashToken(sessionId)), eq(agentIdSessions.status, "completed"), isNotNull(agentIdSessions.continueUrl), gt(agentIdSessions.expiresAt, core.now())))
+    .where(
+      and(
+        eq(agentIdSessions.sessionHash, hashToken(sessionId)),
+        eq(agentIdSessions.status, "completed"),
+        isNotNull(agentIdSessions.continueUrl),
+        gt(agentIdSessions.expiresAt, core.now()),
+      ),
+    )
     .returning({ accountId: agentIdSessions.accountId });
   return claimed?.accountId ?? null;
 }

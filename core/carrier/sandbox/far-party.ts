@@ -18,7 +18,8 @@ const notInService = (to: string) =>
   new AppError("number_not_in_service", `The number you have dialed, ${to}, is not in service: no agent answers it. Reassign it to an agent first.`);
 
 function refused(reason: Refusal, to: string, what: string): AppError {
-  if (reason === "insufficient_balance") return new AppError("insufficient_balance", `The account that owns ${to} cannot pay for ${what}. Top up, then try again.`);
+  if (reason === "insufficient_balance")
+    return new AppError("insufficient_balance", `The account that owns ${to} cannot pay for ${what}. Top up, then try again.`);
   return notInService(to);
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { CallStatus } from "../../db/schema/calls.js";
-import { CarrierRefusal, type Carrier, type CarrierEndpoints, type CarrierSignals, type FarParty, type NumberRequest, type Speech } from "../carrier.js";
+import { type Carrier, type CarrierEndpoints, CarrierRefusal, type CarrierSignals, type FarParty, type NumberRequest, type Speech } from "../carrier.js";
 import type { CarrierDependencies } from "../carrier-kind.js";
 import { sandboxBlock, shuffledNumbers } from "./numbers.js";
 import { Softphones } from "./softphone.js";

@@ -30,7 +30,9 @@ function parseFrame(frame: Record<string, unknown>): ClientFrame | string {
         ? { type: "say", text: frame.text.trim() }
         : `say needs text (1 to ${MAX_SPOKEN_TEXT} characters)`;
     case "dtmf":
-      return typeof frame.digits === "string" && /^[0-9*#]{1,32}$/.test(frame.digits) ? { type: "dtmf", digits: frame.digits } : "dtmf needs digits (0-9, * and #)";
+      return typeof frame.digits === "string" && /^[0-9*#]{1,32}$/.test(frame.digits)
+        ? { type: "dtmf", digits: frame.digits }
+        : "dtmf needs digits (0-9, * and #)";
     case "interrupt":
     case "hangup":
       return { type: frame.type };
@@ -59,7 +61,9 @@ export class Softphones {
 
   constructor(private readonly deps: Dependencies) {
     this.unsubscribe = [
-      deps.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) => this.phones.each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id }))),
+      deps.bus.subscribe(SANDBOX_SPEECH_CHANNEL, (m) =>
+        this.phones.each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id })),
+      ),
       deps.bus.subscribe(CALL_STATUS_CHANNEL, (m) => this.phones.each(m.call_id, (phone) => phone.status(String(m.status)))),
     ];
   }

@@ -28,7 +28,12 @@ export async function checkTwilio(config: TwilioConfig, baseUrl: string): Promis
     carrier: "twilio",
     api_url: config.apiUrl,
     credentials: config.apiKey ? "api_key" : "auth_token",
-    webhooks: { voice_url: urls.voice, sms_url: urls.sms, status_callback: urls.status, conversation_relay: urls.relayOf("{call_id}").replace("%7Bcall_id%7D", "{call_id}") },
+    webhooks: {
+      voice_url: urls.voice,
+      sms_url: urls.sms,
+      status_callback: urls.status,
+      conversation_relay: urls.relayOf("{call_id}").replace("%7Bcall_id%7D", "{call_id}"),
+    },
   };
   const client = createTwilioClient(config);
   try {

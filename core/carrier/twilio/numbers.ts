@@ -1,6 +1,6 @@
 import type { Logger } from "../../logger.js";
 import { CarrierRefusal, type NumberRequest } from "../carrier.js";
-import { isNotFoundAtTwilio, mayHaveGoneThrough, twilioRequest, type TwilioClient } from "./rest.js";
+import { isNotFoundAtTwilio, mayHaveGoneThrough, type TwilioClient, twilioRequest } from "./rest.js";
 
 /** The webhooks a number of the service points at, as IncomingPhoneNumbers takes them. */
 export interface NumberWebhooks {
@@ -10,7 +10,14 @@ export interface NumberWebhooks {
 }
 
 function configuration(urls: NumberWebhooks) {
-  return { voiceUrl: urls.voiceUrl, voiceMethod: "POST", smsUrl: urls.smsUrl, smsMethod: "POST", statusCallback: urls.statusCallback, statusCallbackMethod: "POST" };
+  return {
+    voiceUrl: urls.voiceUrl,
+    voiceMethod: "POST",
+    smsUrl: urls.smsUrl,
+    smsMethod: "POST",
+    statusCallback: urls.statusCallback,
+    statusCallbackMethod: "POST",
+  };
 }
 
 // Twilio's AreaCode filter covers the North American numbering plan only.
@@ -42,11 +49,19 @@ async function search(client: TwilioClient, request: NumberRequest): Promise<str
  * Buys a number matching the request with its webhooks pointing at the service. A candidate
  * someone else bought meanwhile (or that the service held before) is skipped for the next one.
  */
-export async function buyTwilioNumber(client: TwilioClient, request: NumberRequest, urls: NumberWebhooks, isTaken: (n: string) => Promise<boolean>, logger: Logger) {
+export async function buyTwilioNumber(
+  client: TwilioClient,
+  request: NumberRequest,
+  urls: NumberWebhooks,
+  isTaken: (n: string) => Promise<boolean>,
+  logger: Logger,
+) {
   for (const phoneNumber of await search(client, request)) {
     if (await isTaken(phoneNumber)) continue;
     try {
-      const bought = await twilioRequest("the number purchase", () => client.incomingPhoneNumbers.create({ phoneNumber, ...configuration(urls) }), { number: "area_code" });
+      const bought = await twilioRequest("the number purchase", () => client.incomingPhoneNumbers.create({ phoneNumber, ...configuration(urls) }), {
+        number: "area_code",
+      });
       return { phoneNumber: bought.phoneNumber, carrierRef: bought.sid };
     } catch (error) {
       if (error instanceof CarrierRefusal && error.reason === "number_unavailable") continue;
@@ -55,7 +70,10 @@ export async function buyTwilioNumber(client: TwilioClient, request: NumberReque
     }
   }
   const where = request.areaCode ? ` in area code ${request.areaCode}` : "";
-  throw new CarrierRefusal("no_numbers_available", `Twilio has no ${request.numberType} number${where} in ${request.country} available now; try another area code`);
+  throw new CarrierRefusal(
+    "no_numbers_available",
+    `Twilio has no ${request.numberType} number${where} in ${request.country} available now; try another area code`,
+  );
 }
 
 /**
@@ -68,9 +86,16 @@ async function handBackUnanswered(client: TwilioClient, phoneNumber: string, log
   try {
     const held = await twilioRequest("the number lookup", () => client.incomingPhoneNumbers.list({ phoneNumber, limit: 1 }));
     for (const number of held) await releaseTwilioNumber(client, number.sid);
-    if (held.length > 0) logger.warn({ phone_number: phoneNumber, number_sid: held[0]!.sid }, "a Twilio purchase whose answer was lost had gone through; the number was deleted again");
+    if (held.length > 0)
+      logger.warn(
+        { phone_number: phoneNumber, number_sid: held[0]!.sid },
+        "a Twilio purchase whose answer was lost had gone through; the number was deleted again",
+      );
   } catch (error) {
-    logger.error({ err: error, phone_number: phoneNumber }, "a Twilio purchase failed without an answer and the account could not be checked; if the number is in the Twilio account, release it there");
+    logger.error(
+      { err: error, phone_number: phoneNumber },
+      "a Twilio purchase failed without an answer and the account could not be checked; if the number is in the Twilio account, release it there",
+    );
   }
 }
 

@@ -142,7 +142,10 @@ class RelaySession implements CarrierSocketSession {
     // ConversationRelay takes no error frames (an unknown one is its error 64107).
     const unstorable = unstorableString(frame);
     if (unstorable !== undefined) {
-      return this.sessions.logger.warn({ call_id: this.callId, type: frame.type, field: unstorable }, `ConversationRelay frame refused: ${unstorable || "the frame"} ${UNSTORABLE_MESSAGE}`);
+      return this.sessions.logger.warn(
+        { call_id: this.callId, type: frame.type, field: unstorable },
+        `ConversationRelay frame refused: ${unstorable || "the frame"} ${UNSTORABLE_MESSAGE}`,
+      );
     }
     if (frame.type === "setup") return this.setup(frame);
     if (!this.bound) return this.sessions.logger.warn({ call_id: this.callId, type: frame.type }, "ConversationRelay frame before setup ignored");

@@ -7,7 +7,12 @@ import { AppError } from "../../errors.js";
  * parameters, checked with the SDK's `validateRequest`. Called before anything else is done, so
  * a refused request has no effect at all.
  */
-export function requireTwilioSignature(authToken: string, publicUrl: string, headers: Record<string, string | string[] | undefined>, params: Record<string, unknown>): void {
+export function requireTwilioSignature(
+  authToken: string,
+  publicUrl: string,
+  headers: Record<string, string | string[] | undefined>,
+  params: Record<string, unknown>,
+): void {
   const header = headers["x-twilio-signature"];
   const signature = Array.isArray(header) ? header[0] : header;
   if (!signature) throw new AppError("forbidden", "This endpoint is for Twilio: the X-Twilio-Signature header is missing.");

@@ -1,12 +1,12 @@
 import type { Bus } from "../../bus.js";
 import type { TwilioConfig } from "../../config.js";
-import type { CallStatus } from "../../db/schema/calls.js";
 import type { Database } from "../../db/database.js";
+import type { CallStatus } from "../../db/schema/calls.js";
 import type { Logger } from "../../logger.js";
 import type { Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, Speech } from "../carrier.js";
 import { attachTwilioNumber, buyTwilioNumber, releaseTwilioNumber } from "./numbers.js";
 import { RelaySessions } from "./relay-sessions.js";
-import { createTwilioClient, twilioRequest, type TwilioClient } from "./rest.js";
+import { createTwilioClient, type TwilioClient, twilioRequest } from "./rest.js";
 import { relayTwiml } from "./twiml.js";
 import { twilioUrls } from "./urls.js";
 import { twilioWebhooks } from "./webhooks.js";
@@ -39,7 +39,14 @@ export class TwilioCarrier implements Carrier {
     this.urls = twilioUrls(options.baseUrl);
     this.logger = options.logger;
     const signals = () => this.reporting;
-    this.relays = new RelaySessions({ authToken: options.config.authToken, baseUrl: options.baseUrl, db: options.db, bus: options.bus, logger: options.logger, signals });
+    this.relays = new RelaySessions({
+      authToken: options.config.authToken,
+      baseUrl: options.baseUrl,
+      db: options.db,
+      bus: options.bus,
+      logger: options.logger,
+      signals,
+    });
     this.endpoints = {
       webhooks: twilioWebhooks({ config: options.config, client: this.client, baseUrl: options.baseUrl, db: options.db, logger: options.logger, signals }),
       sockets: [this.relays.endpoint()],
@@ -99,7 +106,10 @@ export class TwilioCarrier implements Carrier {
     if (!call.carrierRef) return;
     const status = call.status === "completed" ? "completed" : "canceled";
     await twilioRequest("the hang-up", () => this.client.calls(call.carrierRef!).update({ status })).catch((error: unknown) =>
-      this.logger.error({ err: error, call_id: call.callId, call_sid: call.carrierRef }, "Twilio did not take the hang-up; the call is ended here and billed no further"),
+      this.logger.error(
+        { err: error, call_id: call.callId, call_sid: call.carrierRef },
+        "Twilio did not take the hang-up; the call is ended here and billed no further",
+      ),
     );
   }
 

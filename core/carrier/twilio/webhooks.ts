@@ -1,12 +1,12 @@
 import { eq } from "drizzle-orm";
-import { loadCallById, type CallRow } from "../../calls/call-records.js";
+import { type CallRow, loadCallById } from "../../calls/call-records.js";
 import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import { calls } from "../../db/schema/calls.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { CarrierHttpRequest, CarrierHttpResponse, CarrierSignals, CarrierWebhook, Refusal } from "../carrier.js";
-import { twilioRequest, type TwilioClient } from "./rest.js";
+import { type TwilioClient, twilioRequest } from "./rest.js";
 import { requireTwilioSignature } from "./signature.js";
 import { mapTwilioStatus } from "./status.js";
 import { emptyMessagingTwiml, refusalTwiml, relayTwiml } from "./twiml.js";
@@ -52,7 +52,9 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
   /** An inbound call: answered with ConversationRelay for the number's agent, or a polite refusal. */
   async function voice(request: CarrierHttpRequest) {
     authentic(request);
-    const decision = await deps.signals().inboundCall({ to: field(request.form, "To"), from: field(request.form, "From"), carrierRef: field(request.form, "CallSid") });
+    const decision = await deps
+      .signals()
+      .inboundCall({ to: field(request.form, "To"), from: field(request.form, "From"), carrierRef: field(request.form, "CallSid") });
     if (!decision.accepted) return xml(refusalTwiml(SENTENCES[decision.reason]));
     const call = (await loadCallById(deps.db, decision.callId))!;
     return xml(relayTwiml({ socketUrl: urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId }));
@@ -95,7 +97,10 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
       const end = status === "in-progress" ? "completed" : "canceled";
       deps.logger.warn({ call_id: callId, call_sid: callSid }, "Twilio placed a call whose placement failed here; ending it at Twilio");
       await twilioRequest("the hang-up", () => deps.client.calls(callSid).update({ status: end })).catch((error: unknown) =>
-        deps.logger.error({ err: error, call_id: callId, call_sid: callSid }, "Twilio did not take the hang-up of a call the service does not have; end it in the Twilio console"),
+        deps.logger.error(
+          { err: error, call_id: callId, call_sid: callSid },
+          "Twilio did not take the hang-up of a call the service does not have; end it in the Twilio console",
+        ),
       );
     }
     return NO_CONTENT;
@@ -104,7 +109,12 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
   /** An inbound text; Twilio gets an empty answer whether it was taken or refused. */
   async function sms(request: CarrierHttpRequest) {
     authentic(request);
-    const message = { to: field(request.form, "To"), from: field(request.form, "From"), text: field(request.form, "Body", false), carrierRef: field(request.form, "MessageSid") };
+    const message = {
+      to: field(request.form, "To"),
+      from: field(request.form, "From"),
+      text: field(request.form, "Body", false),
+      carrierRef: field(request.form, "MessageSid"),
+    };
     const decision = await deps.signals().inboundSms(message);
     if (!decision.accepted) deps.logger.info({ to: message.to, reason: decision.reason, message_sid: message.carrierRef }, "inbound text refused");
     return xml(emptyMessagingTwiml());

@@ -1,6 +1,6 @@
 import { index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps } from "../columns.js";
-import { accountIdColumn, } from "./accounts.js";
+import { accountIdColumn } from "./accounts.js";
 
 /** A software agent: the owner of numbers, calls, messages and events. */
 export const agents = pgTable(

@@ -1,6 +1,6 @@
 import { index, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
-import { accountIdColumn, } from "./accounts.js";
+import { accountIdColumn } from "./accounts.js";
 
 /** API keys, stored as SHA-256 hashes; the key itself is shown once, when minted. */
 export const apiKeys = pgTable(

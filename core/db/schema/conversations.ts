@@ -1,7 +1,7 @@
 import { index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
-import { accountIdColumn, } from "./accounts.js";
-import { agentIdColumn, } from "./agents.js";
+import { accountIdColumn } from "./accounts.js";
+import { agentIdColumn } from "./agents.js";
 
 /** A text thread between an agent and one remote number. */
 export const conversations = pgTable(

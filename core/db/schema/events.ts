@@ -1,7 +1,7 @@
 import { bigserial, index, json, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
-import { accountIdColumn, } from "./accounts.js";
-import { agentIdColumn, } from "./agents.js";
+import { accountIdColumn } from "./accounts.js";
+import { agentIdColumn } from "./agents.js";
 
 /**
  * Every event, written in the transaction of the change that caused it. `envelope` is exactly

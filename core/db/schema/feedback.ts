@@ -1,6 +1,6 @@
 import { index, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps } from "../columns.js";
-import { accountIdColumn, } from "./accounts.js";
+import { accountIdColumn } from "./accounts.js";
 
 /** A report from a user: a bug, a difficulty, a feature request or general feedback. */
 export const feedback = pgTable(

@@ -1,7 +1,7 @@
 import { index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
-import { accountIdColumn, } from "./accounts.js";
-import { agentIdColumn, } from "./agents.js";
+import { accountIdColumn } from "./accounts.js";
+import { agentIdColumn } from "./agents.js";
 import { conversations } from "./conversations.js";
 
 /** A text message received on an agent's number. The body is untrusted data, stored as it came. */

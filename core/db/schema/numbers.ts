@@ -1,6 +1,6 @@
 import { bigint, boolean, index, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps, timestamptz } from "../columns.js";
-import { accountIdColumn, } from "./accounts.js";
+import { accountIdColumn } from "./accounts.js";
 import { agents } from "./agents.js";
 
 /**

@@ -1,8 +1,8 @@
 import { expect } from "vitest";
 import type { Logger } from "../../../core/logger.js";
 import type { Api } from "../../../harness/api.js";
+import { freePort, type RelayLeg, TwilioStandIn } from "../../../harness/twilio/stand-in.js";
 import { startTestService, type TestService } from "../service.js";
-import { freePort, TwilioStandIn, type RelayLeg } from "../../../harness/twilio/stand-in.js";
 
 export interface TwilioTestService {
   service: TestService;
@@ -43,7 +43,12 @@ export async function agentWithTwilioNumber(api: Api, agent: Record<string, unkn
 }
 
 /** An outbound call placed through the API and answered at the stand-in: its relay socket is open. */
-export async function connectedTwilioCall(api: Api, twilio: TwilioStandIn, agentId: string, to = "+14155550142"): Promise<{ callId: string; callSid: string; leg: RelayLeg }> {
+export async function connectedTwilioCall(
+  api: Api,
+  twilio: TwilioStandIn,
+  agentId: string,
+  to = "+14155550142",
+): Promise<{ callId: string; callSid: string; leg: RelayLeg }> {
   const placed = await api.post("/v1/calls", { agent_id: agentId, to_number: to });
   expect(placed.status).toBe(201);
   const callSid = twilio.lastCall().sid;
