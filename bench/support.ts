@@ -13,7 +13,7 @@ import postgres from "postgres";
 import { openDatabase } from "../core/db/database.js";
 import { createLogger } from "../core/logger.js";
 import { createAccount } from "../harness/accounts.js";
-import { freePort, type ServiceProcess, spawnService } from "../harness/process.js";
+import { freePort, projectRoot, type ServiceProcess, spawnService } from "../harness/process.js";
 
 export const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 export const DATABASES = (process.env.BENCH_DATABASES ?? "postgresql,pglite").split(",");
@@ -24,6 +24,8 @@ export const TURNS_BACK_TO_BACK = Number(process.env.BENCH_TURNS ?? 20);
 export const CALLS = Number(process.env.BENCH_CALLS ?? 100);
 export const WARM_UP_TURNS = Number(process.env.BENCH_WARM_UP_TURNS ?? 20);
 export const HTTP_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
+/** The checkout whose build is measured: this one, or another commit's (bench/compare.ts). */
+export const SERVICE_ROOT = process.env.BENCH_SERVICE_ROOT ?? projectRoot;
 
 // The benchmark's own garbage collector, callable between runs (as --expose-gc would make it).
 setFlagsFromString("--expose-gc");
@@ -56,10 +58,11 @@ export async function setUp(database: string, env: (port: number) => Record<stri
   const serve = ["node", ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), "dist/bin/agentline.js", "serve"];
   if (database === "pglite") {
     const dataDir = mkdtempSync(join(tmpdir(), "agentline-bench-"));
-    const handle = await openDatabase({ dataDir, logger: createLogger("silent") });
+    await migrateWithService({ ...settings, DATA_DIR: dataDir }, serve);
+    const handle = await openDatabase({ dataDir, logger: createLogger("silent"), migrate: SERVICE_ROOT === projectRoot });
     const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
     await handle.close();
-    const service = await spawnService({ ...settings, DATA_DIR: dataDir }, serve);
+    const service = await spawnService({ ...settings, DATA_DIR: dataDir }, serve, SERVICE_ROOT);
     return { service, apiKey, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const dbName = `agentline_bench_${process.pid}`;
@@ -67,10 +70,11 @@ export async function setUp(database: string, env: (port: number) => Record<stri
   await admin.unsafe(`create database ${dbName}`);
   const url = new URL(adminUrl);
   url.pathname = "/" + dbName;
-  const handle = await openDatabase({ url: url.toString(), dataDir: "unused", logger: createLogger("silent") });
+  await migrateWithService({ ...settings, DATABASE_URL: url.toString() }, serve);
+  const handle = await openDatabase({ url: url.toString(), dataDir: "unused", logger: createLogger("silent"), migrate: SERVICE_ROOT === projectRoot });
   const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
   await handle.close();
-  const service = await spawnService({ ...settings, DATABASE_URL: url.toString() }, serve);
+  const service = await spawnService({ ...settings, DATABASE_URL: url.toString() }, serve, SERVICE_ROOT);
   return {
     service,
     apiKey,
@@ -79,6 +83,17 @@ export async function setUp(database: string, env: (port: number) => Record<stri
       await admin.end();
     },
   };
+}
+
+/**
+ * Another checkout's service migrates its database itself, once, before the account is made:
+ * this checkout's migrations may be newer than that build knows. This checkout's own service
+ * needs no such start (openDatabase migrates).
+ */
+async function migrateWithService(env: Record<string, string>, serve: string[]): Promise<void> {
+  if (SERVICE_ROOT === projectRoot) return;
+  const service = await spawnService({ ...env, PORT: String(await freePort()) }, serve, SERVICE_ROOT);
+  await service.stop();
 }
 
 type TurnRun = { turns_per_second: number } & Record<string, unknown>;

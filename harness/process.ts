@@ -22,11 +22,12 @@ export interface ServiceProcess {
 
 /**
  * Starts the service as its own process, by default exactly as the README says (`npm start`),
- * and waits for its "listening" log line to learn the port.
+ * and waits for its "listening" log line to learn the port. `root` is the checkout it runs from
+ * (another one's build, for a benchmark comparing two commits).
  */
-export async function spawnService(env: Record<string, string>, command: string[] = ["npm", "start"]): Promise<ServiceProcess> {
+export async function spawnService(env: Record<string, string>, command: string[] = ["npm", "start"], root = projectRoot): Promise<ServiceProcess> {
   const child = spawn(command[0]!, command.slice(1), {
-    cwd: projectRoot,
+    cwd: root,
     // A clean environment: the test runner's own variables (vitest sets BASE_URL) must not leak in.
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", LOG_LEVEL: "info", ...env },
     detached: true,

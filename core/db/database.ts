@@ -58,14 +58,19 @@ export interface OpenDatabaseOptions {
    * `statement_timeout`, so the server stops work nobody waits for any more.
    */
   deadlineMs?: number;
+  /**
+   * Leaves the schema as it is (default: apply pending migrations). For a tool that works on a
+   * database another build migrated, whose migrations this one must not add to.
+   */
+  migrate?: boolean;
 }
 
-/** Opens PostgreSQL when a URL is given, else embedded PGlite, and applies pending migrations. */
+/** Opens PostgreSQL when a URL is given, else embedded PGlite, and applies pending migrations (unless `migrate: false`). */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const handle = options.url ? openPostgres(options.url, options.deadlineMs ?? DEFAULT_DEADLINE_MS) : await openPglite(options);
   guardTransactions(handle.db);
   try {
-    await applyMigrations(handle, options.url);
+    if (options.migrate !== false) await applyMigrations(handle, options.url);
   } catch (error) {
     await handle.close();
     throw error;
