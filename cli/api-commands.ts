@@ -51,9 +51,11 @@ async function listAgents(_options: unknown, command: Command): Promise<void> {
   print(json, page, page.data.length ? page.data.map((a) => `${a.agent_id}  ${a.name}`) : "(no agents: create one with `agentline agents create <name>`)");
 }
 
-async function createAgent(name: string, options: { description?: string; ownerNumber?: string }, command: Command): Promise<void> {
+async function createAgent(name: string, options: { description?: string; ownerNumber?: string; greeting?: string }, command: Command): Promise<void> {
   const { agentline, json } = client(command);
-  const agent = unwrap(await agentline.api.POST("/v1/agents", { body: { name, description: options.description, owner_number: options.ownerNumber } }));
+  const agent = unwrap(
+    await agentline.api.POST("/v1/agents", { body: { name, description: options.description, owner_number: options.ownerNumber, greeting: options.greeting } }),
+  );
   if (!json) note(`Created agent "${agent.name}".`);
   print(json, agent, agent.agent_id);
 }
@@ -75,10 +77,11 @@ async function buyNumber(
   print(json, number, number.phone_number);
 }
 
-async function placeCall(to: string, options: { agent: string }, command: Command): Promise<void> {
+async function placeCall(to: string, options: { agent: string; from?: string; greeting?: string }, command: Command): Promise<void> {
   const { agentline, json } = client(command);
   const calling = progress(`Calling ${to}`);
-  const call = unwrap(await agentline.api.POST("/v1/calls", { body: { agent_id: options.agent, to_number: to } }));
+  const body = { agent_id: options.agent, to_number: to, from_number: options.from, greeting: options.greeting };
+  const call = unwrap(await agentline.api.POST("/v1/calls", { body }));
   calling.done(`Call ${call.call_id} from ${call.from_number} to ${call.to_number}: ${call.status}.`);
   print(json, call, call.call_id);
 }
@@ -108,6 +111,12 @@ async function say(callId: string, words: string[], options: { wait: boolean; ti
     heard.lines.map((l) => `agent${l.final ? "" : " (interim)"}: ${l.text}`),
   );
   if (!heard.answered) throw new CliError(`the agent gave no final answer within ${options.timeout} s (is its runtime connected to the relay?)`);
+}
+
+async function pressKeys(callId: string, digits: string, _options: unknown, command: Command): Promise<void> {
+  const { agentline, json } = client(command);
+  const sent = await agentline.sendDigits(callId, digits);
+  print(json, sent, `${sent.call_id}: pressed ${sent.digits}`);
 }
 
 async function transcript(callId: string, _options: unknown, command: Command): Promise<void> {
@@ -181,6 +190,7 @@ export function addApiCommands(program: Command): void {
     .description("create an agent; prints its id")
     .option("--description <text>", "what it is for")
     .option("--owner-number <e164>", "your own phone number: calls from it are owner calls")
+    .option("--greeting <text>", "what the agent says first when it answers a call")
     .action(createAgent);
 
   const numbers = program.command("numbers").description("list and buy phone numbers");
@@ -198,6 +208,8 @@ export function addApiCommands(program: Command): void {
     .command("call <to_number>")
     .description("place a call from the agent's number; prints the call id")
     .requiredOption("--agent <agent_id>", "the agent that calls")
+    .option("--from <e164>", "which of the agent's numbers to call from (default: its oldest)")
+    .option("--greeting <text>", "what the agent says as soon as the callee answers")
     .action(placeCall);
   program.command("hangup <call_id>").description("hang up a call").action(hangUp);
   program
@@ -206,6 +218,7 @@ export function addApiCommands(program: Command): void {
     .option("--no-wait", "only say it; do not wait for the answer (prints the turn id)")
     .option("--timeout <seconds>", "how long to wait for the answer", "30")
     .action(say);
+  program.command("digits <call_id> <keys>").description("press keys on a live call (0-9, *, #; w waits half a second), for a phone menu").action(pressKeys);
   program.command("transcript <call_id>").description("print what was said on a call").action(transcript);
 
   const events = program.command("events").description("watch an agent's events");

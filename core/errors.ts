@@ -90,7 +90,11 @@ export const ERROR_CODES = {
     title: "Number not in service",
     when: "A sandbox call or text was sent to a number that no agent answers (unassigned).",
   },
-  call_not_in_progress: { status: 409, title: "Call not in progress", when: "The far party tried to speak on a call that is not connected." },
+  call_not_in_progress: {
+    status: 409,
+    title: "Call not in progress",
+    when: "The far party tried to speak, or the agent to say a line or press keys, on a call that is not connected yet.",
+  },
   turn_abandoned: {
     status: 409,
     title: "Turn abandoned",
@@ -100,7 +104,12 @@ export const ERROR_CODES = {
   idempotency_conflict: { status: 409, title: "Idempotency key reused", when: "An Idempotency-Key was reused with a different request." },
   turn_stale: { status: 409, title: "Turn is stale", when: "A context push answers a turn that a newer caller utterance replaced." },
   turn_cancelled: { status: 409, title: "Turn was cancelled", when: "A context push answers a turn that the caller interrupted." },
-  call_ended: { status: 410, title: "Call has ended", when: "A context push arrived after the call ended." },
+  turn_open: {
+    status: 409,
+    title: "A turn is waiting for its answer",
+    when: "An unprompted line (`POST /v1/calls/{call_id}/say`) was sent while a caller turn is open and unanswered: answer the turn with a context push instead, so the agent never talks over its own answer.",
+  },
+  call_ended: { status: 410, title: "Call has ended", when: "A context push, an unprompted line or keypad digits arrived after the call ended." },
   gone: { status: 410, title: "Gone", when: "A resource existed but is permanently gone (a released number, a consumed session)." },
   payload_too_large: { status: 413, title: "Payload too large", when: "The request body is larger than the service accepts." },
   unsupported_media_type: { status: 415, title: "Unsupported media type", when: "The request body is not JSON." },

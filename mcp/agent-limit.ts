@@ -34,6 +34,8 @@ export const AGENT_LIMIT_RULES: Record<string, Rule> = {
   get_transcript: "confined",
   hang_up_call: "confined",
   push_context: "confined",
+  say_on_call: "confined",
+  send_digits: "confined",
   wait_for_event: "confined",
   peek_events: "confined",
   list_messages: "confined",

@@ -86,6 +86,7 @@ describe("/openapi.json", () => {
       description: null,
       owner_number: null,
       voice_id: null,
+      greeting: null,
       metadata: {},
       created_at: "2026-01-01T00:00:00.000Z",
       updated_at: "2026-01-01T00:00:00.000Z",

@@ -17,6 +17,7 @@ export function presentAgent(row: AgentRow): Agent {
     description: row.description,
     owner_number: row.ownerNumber,
     voice_id: row.voiceId,
+    greeting: row.greeting,
     metadata: row.metadata,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -55,6 +56,7 @@ export async function createAgent(core: Core, accountId: string, input: CreateAg
         description: input.description ?? null,
         ownerNumber: input.owner_number ?? null,
         voiceId: input.voice_id ?? null,
+        greeting: input.greeting ?? null,
         metadata: input.metadata ?? {},
       })
       .returning();
@@ -85,6 +87,7 @@ export async function updateAgent(core: Core, accountId: string, agentId: string
   if (input.description !== undefined) changes.description = input.description;
   if (input.owner_number !== undefined) changes.ownerNumber = input.owner_number;
   if (input.voice_id !== undefined) changes.voiceId = input.voice_id;
+  if (input.greeting !== undefined) changes.greeting = input.greeting;
   if (input.metadata !== undefined) changes.metadata = input.metadata;
   if (Object.keys(changes).length === 0) return getAgent(core, accountId, agentId);
   const [row] = await core.db

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Greeting } from "../calls/schemas.js";
 import { PhoneNumber, Timestamp } from "../schemas/common.js";
 import { VoiceId } from "../voices/catalogue.js";
 
@@ -23,6 +24,10 @@ export const Agent = z
       description: "Calls from this number are the owner's: is_owner_call is true and what the owner says becomes a call.owner_task event.",
     }),
     voice_id: z.string().nullable().meta({ description: "Overrides the account default voice; null uses the default." }),
+    greeting: z
+      .string()
+      .nullable()
+      .meta({ description: "Spoken when the agent answers an inbound call, before the caller says anything; null: silence until the caller speaks." }),
     metadata: z.record(z.string(), z.unknown()),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -36,6 +41,7 @@ export const CreateAgentBody = z
     description: Description.optional(),
     owner_number: PhoneNumber.optional(),
     voice_id: VoiceId.optional(),
+    greeting: Greeting.optional(),
     metadata: Metadata.optional(),
   })
   .meta({ id: "CreateAgentRequest" });
@@ -47,6 +53,7 @@ export const UpdateAgentBody = z
     description: Description.nullable().optional(),
     owner_number: PhoneNumber.nullable().optional(),
     voice_id: VoiceId.nullable().optional(),
+    greeting: Greeting.nullable().optional(),
     metadata: Metadata.optional(),
   })
   .meta({ id: "UpdateAgentRequest", description: "Only the fields sent change; null clears a field." });

@@ -5,6 +5,7 @@ import type { EndedBy } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
 import { type CallStatus, calls } from "../db/schema/calls.js";
+import { transcriptEntries } from "../db/schema/transcript-entries.js";
 import { turns } from "../db/schema/turns.js";
 import { recordEvent } from "../events/events.js";
 import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routing.js";
@@ -61,6 +62,8 @@ export async function applyCallStatus(
     }
     let [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
     if (next === "in-progress") await startCallBilling(core, tx, row!);
+    // The carrier speaks the greeting as the callee's audio connects (see Carrier.placeCall).
+    if (next === "in-progress" && row!.greeting) await recordGreeting(tx, row!.callId, row!.greeting, now);
     if (TERMINAL_STATUSES.has(next)) {
       row = await settleCallBilling(core, tx, row!);
       await recordEnding(core, tx, row!);
@@ -71,6 +74,11 @@ export async function applyCallStatus(
   if (updated && TERMINAL_STATUSES.has(updated.status)) core.callEngine.turnClosed(callId);
   if (updated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: updated.status });
   return updated;
+}
+
+/** The greeting, spoken as the call was answered: the transcript's first line, answering no turn. */
+export async function recordGreeting(tx: Transaction, callId: string, text: string, at: Date): Promise<void> {
+  await tx.insert(transcriptEntries).values({ callId, role: "assistant", text, turnId: null, createdAt: at });
 }
 
 /** An answered outbound call opens a session for a protocol-2 runtime (inbound calls do so with call.received). */

@@ -11,7 +11,7 @@ import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
 import { sessionStart } from "../webhooks/protocol2.js";
-import { CALL_STATUS_CHANNEL } from "./call-status.js";
+import { CALL_STATUS_CHANNEL, recordGreeting } from "./call-status.js";
 import { sessionKey } from "./turns.js";
 
 /**
@@ -57,6 +57,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
         voiceId: await resolveVoiceId(tx, number.accountId, agent!.voiceId),
         carrierRef: call.carrierRef,
         rateMicrosPerSecond: rate,
+        greeting: agent!.greeting,
         answeredAt: now,
         createdAt: now,
         updatedAt: now,
@@ -66,6 +67,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
     // The same report arriving twice at once: the other one recorded the call.
     if (!row) return (await sameCall(tx))!;
     await startCallBilling(core, tx, row!);
+    if (row!.greeting) await recordGreeting(tx, callId, row!.greeting, now);
     await recordEvent(
       core,
       tx,

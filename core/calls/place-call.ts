@@ -11,21 +11,35 @@ import { resolveVoiceId } from "../voices/account-voice.js";
 import { loadCall, presentCall } from "./call-records.js";
 import { applyCallStatus } from "./call-status.js";
 
+/** The 422 of a `from_number` that is not one of the agent's active numbers. */
+function notAgentsNumber(agentId: string, fromNumber: string): AppError {
+  const message = `is not one of agent ${agentId}'s active numbers`;
+  return new AppError("validation_error", `from_number ${fromNumber} ${message}: call from a number the agent answers, or leave it out to use its oldest.`, {
+    errors: [{ field: "from_number", message }],
+  });
+}
+
 /**
- * Places an outbound call from the agent's number (its oldest active one), if the balance covers
+ * Places an outbound call from the agent's number (`from_number`, else its oldest active one), if the balance covers
  * the first minute (402 otherwise). The call is recorded as queued before the carrier is asked,
  * so its progress reports always find it; talk time is paid from the moment it is answered. A
  * carrier that refuses (422 `to_number`, 409 number gone) or cannot be reached (502) leaves no call.
  */
-export async function placeCall(core: Core, accountId: string, input: { agent_id: string; to_number: string }) {
+export async function placeCall(
+  core: Core,
+  accountId: string,
+  input: { agent_id: string; to_number: string; from_number?: string | undefined; greeting?: string | undefined },
+) {
   const call = await core.db.transaction(async (tx) => {
     const agent = await loadAgent(tx, accountId, input.agent_id);
+    const ownNumber = and(eq(numbers.agentId, agent.agentId), eq(numbers.status, "active"));
     const [number] = await tx
       .select()
       .from(numbers)
-      .where(and(eq(numbers.agentId, agent.agentId), eq(numbers.status, "active")))
+      .where(input.from_number === undefined ? ownNumber : and(ownNumber, eq(numbers.phoneNumber, input.from_number)))
       .orderBy(asc(numbers.numberId))
       .limit(1);
+    if (!number && input.from_number !== undefined) throw notAgentsNumber(agent.agentId, input.from_number);
     if (!number) {
       throw new AppError("no_active_number", `Agent ${agent.agentId} has no active phone number. Buy one with POST /v1/numbers, then place the call.`);
     }
@@ -44,13 +58,20 @@ export async function placeCall(core: Core, accountId: string, input: { agent_id
         status: "queued",
         voiceId: await resolveVoiceId(tx, accountId, agent.voiceId),
         rateMicrosPerSecond: rate,
+        greeting: input.greeting ?? null,
       })
       .returning();
     return row!;
   });
 
   try {
-    const { carrierRef } = await core.carrier.placeCall({ callId: call.callId, from: call.fromNumber, to: call.toNumber, voiceId: call.voiceId });
+    const { carrierRef } = await core.carrier.placeCall({
+      callId: call.callId,
+      from: call.fromNumber,
+      to: call.toNumber,
+      voiceId: call.voiceId,
+      greeting: call.greeting,
+    });
     await core.db.update(calls).set({ carrierRef }).where(eq(calls.callId, call.callId));
   } catch (error) {
     const failure = carrierFailure(error, "to_number");

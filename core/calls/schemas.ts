@@ -28,12 +28,27 @@ export const Call = z
   .meta({ id: "Call" });
 export type Call = z.infer<typeof Call>;
 
+/** A greeting is one short line spoken before anyone else talks: a sentence or two, not a speech. */
+export const MAX_GREETING = 500;
+
+/** What the agent says first, when a call is answered: recorded in the transcript as `assistant`, it opens no turn. */
+export const Greeting = z
+  .string()
+  .trim()
+  .min(1)
+  .max(MAX_GREETING)
+  .meta({ description: `Spoken as soon as the call is answered, before the other party says anything (at most ${MAX_GREETING} characters)` });
+
 export const PlaceCallBody = z
   .strictObject({
     agent_id: z.string().min(1),
     to_number: PhoneNumber.meta({
       description: "E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 rings until hung up.",
     }),
+    from_number: PhoneNumber.optional().meta({
+      description: "One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is a 422.",
+    }),
+    greeting: Greeting.optional(),
   })
   .meta({ id: "PlaceCallRequest" });
 
@@ -70,3 +85,26 @@ export const ContextPushResult = z
     call_ending: z.boolean(),
   })
   .meta({ id: "ContextPushResult" });
+
+export const SayBody = z
+  .strictObject({
+    text: z.string().trim().min(1).max(MAX_SPOKEN_TEXT).meta({ description: "What the agent says, unprompted" }),
+    end_call: z.boolean().default(false).meta({ description: "Hang up after speaking" }),
+  })
+  .meta({ id: "SayOnCall" });
+
+export const SayResult = z.object({ call_id: z.string(), spoken_at: Timestamp, call_ending: z.boolean() }).meta({ id: "SayOnCallResult" });
+
+/** Keypad tones: digits, `*`, `#`, and `w` for a half-second pause. */
+export const DIGITS_PATTERN = /^[0-9*#w]{1,32}$/;
+
+export const DigitsBody = z
+  .strictObject({
+    digits: z
+      .string()
+      .regex(DIGITS_PATTERN, "must be 1 to 32 of 0-9, *, # and w (a half-second pause)")
+      .meta({ description: "Keys to press, in order: 0-9, * and #, with w for a half-second pause (at most 32)", example: "1w2#" }),
+  })
+  .meta({ id: "SendDigits" });
+
+export const DigitsResult = z.object({ call_id: z.string(), digits: z.string(), sent_at: Timestamp }).meta({ id: "SendDigitsResult" });

@@ -43,8 +43,12 @@ export interface Carrier {
   /** Takes over a number bought elsewhere; throws CarrierRefusal when the carrier will not. */
   attachNumber(phoneNumber: string): Promise<{ carrierRef: string }>;
   releaseNumber(number: { phoneNumber: string; carrierRef: string | null }): Promise<void>;
-  /** Starts an outbound call. Its progress comes back through CarrierSignals.callStatus. */
-  placeCall(call: { callId: string; from: string; to: string; voiceId: string }): Promise<{ carrierRef: string }>;
+  /**
+   * Starts an outbound call. Its progress comes back through CarrierSignals.callStatus. A
+   * `greeting` is the carrier's to speak as soon as the callee's audio connects (the service
+   * records it in the transcript at the answer).
+   */
+  placeCall(call: { callId: string; from: string; to: string; voiceId: string; greeting?: string | null }): Promise<{ carrierRef: string }>;
   /**
    * Ends a live or ringing call that the service has already recorded as ended (`status` is how:
    * `completed` if it had been answered, `canceled` if not). Never throws: the end is recorded.
@@ -52,6 +56,8 @@ export interface Carrier {
   dropCall(call: { callId: string; carrierRef: string | null; status: CallStatus }): Promise<void>;
   /** Speaks a line into a live call. */
   speak(callId: string, speech: Speech): Promise<void>;
+  /** Plays keypad tones into a live call: 0-9, `*`, `#`, and `w` for a half-second pause. */
+  sendDigits(callId: string, digits: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Agent, UpdateAgentBody } from "../agents/schemas.js";
 import { formatMicros, Money, USD_AMOUNT } from "../billing/money.js";
+import { PlaceCallBody } from "../calls/schemas.js";
 import { BuyNumberBody, PhoneNumberRecord } from "../numbers/schemas.js";
 import { PhoneNumber } from "../schemas/common.js";
 
@@ -14,7 +15,9 @@ export const WalletPurchase = z
 
 export const WalletRenewBody = z.strictObject({ number_id: z.string().min(1) }).meta({ id: "WalletRenewRequest" });
 
-export const WalletCallBody = z.strictObject({ to_number: PhoneNumber }).meta({ id: "WalletCallRequest" });
+export const WalletCallBody = z
+  .strictObject({ to_number: PhoneNumber, from_number: PlaceCallBody.shape.from_number, greeting: PlaceCallBody.shape.greeting })
+  .meta({ id: "WalletCallRequest" });
 
 export const WalletAgentUpdate = UpdateAgentBody;
 

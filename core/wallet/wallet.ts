@@ -66,7 +66,12 @@ export async function renewWalletNumber(core: Core, accountId: string, numberId:
 }
 
 /** A call from the wallet's agent. */
-export async function placeWalletCall(core: Core, accountId: string, toNumber: string) {
+export async function placeWalletCall(
+  core: Core,
+  accountId: string,
+  toNumber: string,
+  options: { from_number?: string | undefined; greeting?: string | undefined } = {},
+) {
   const agent = await walletAgent(core, accountId);
-  return placeCall(core, accountId, { agent_id: agent.agentId, to_number: toNumber });
+  return placeCall(core, accountId, { agent_id: agent.agentId, to_number: toNumber, from_number: options.from_number, greeting: options.greeting });
 }

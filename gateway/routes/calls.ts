@@ -2,16 +2,22 @@ import { hangupCall } from "../../core/calls/hangup-call.js";
 import { placeCall } from "../../core/calls/place-call.js";
 import { pushContext } from "../../core/calls/push-context.js";
 import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
+import { sayOnCall } from "../../core/calls/say-on-call.js";
 import {
   Call,
   CallIdParams,
   ContextPushBody,
   ContextPushQuery,
   ContextPushResult,
+  DigitsBody,
+  DigitsResult,
   ListCallsQuery,
   PlaceCallBody,
+  SayBody,
+  SayResult,
   Transcript,
 } from "../../core/calls/schemas.js";
+import { sendDigits } from "../../core/calls/send-digits.js";
 import { listOf } from "../../core/schemas/common.js";
 import { defineRoute } from "../http/route.js";
 
@@ -24,7 +30,9 @@ export const callRoutes = [
     path: "/v1/calls",
     summary: "Place a call",
     description:
-      "Calls `to_number` from the agent's number. An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. " +
+      "Calls `to_number` from the agent's number (`from_number`, one of the agent's own active numbers, else its oldest; any other is a 422 naming `from_number`). " +
+      "`greeting` is spoken as soon as the callee answers, and recorded in the transcript as `assistant`; it opens no turn. " +
+      "An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. " +
       "Talk time is billed per second while the call runs, and the service ends the call when the balance runs out. Send an Idempotency-Key to make retries safe.",
     tags,
     auth: "api_key",
@@ -104,5 +112,38 @@ export const callRoutes = [
         final: body.final,
         endCall: body.end_call,
       }),
+  }),
+  defineRoute({
+    operationId: "sayOnCall",
+    method: "post",
+    path: "/v1/calls/{call_id}/say",
+    summary: "Say something unprompted on a live call",
+    description:
+      'Speaks `text` to the other party now ("Are you still there?") and adds it to the transcript as `assistant`; it opens and answers no turn. ' +
+      "409 `turn_open` while a caller turn waits for its answer (answer it with a context push instead), 409 `call_not_in_progress` before the call is answered, 410 `call_ended` after. " +
+      "`end_call: true` hangs up after the line.",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    body: SayBody,
+    response: { status: 200, description: "Spoken", schema: SayResult },
+    errors: [404, 409, 410],
+    handler: ({ core, auth, params, body }) => sayOnCall(core, auth.accountId, params.call_id, body),
+  }),
+  defineRoute({
+    operationId: "sendDigits",
+    method: "post",
+    path: "/v1/calls/{call_id}/digits",
+    summary: "Press keys on a live call",
+    description:
+      "Plays keypad tones into the call, for a phone menu at the other end: `0-9`, `*`, `#`, and `w` for a half-second pause, at most 32. " +
+      "Not billed, and not part of the transcript. 409 `call_not_in_progress` before the call is answered, 410 `call_ended` after.",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    body: DigitsBody,
+    response: { status: 200, description: "Sent", schema: DigitsResult },
+    errors: [404, 409, 410],
+    handler: ({ core, auth, params, body }) => sendDigits(core, auth.accountId, params.call_id, body.digits),
   }),
 ];

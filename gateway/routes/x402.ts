@@ -2,7 +2,9 @@ import { presentAgent, updateAgent } from "../../core/agents/agents.js";
 import { Agent } from "../../core/agents/schemas.js";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { getTranscript } from "../../core/calls/read-calls.js";
-import { Call, CallIdParams, Transcript } from "../../core/calls/schemas.js";
+import { sayOnCall } from "../../core/calls/say-on-call.js";
+import { Call, CallIdParams, DigitsBody, DigitsResult, SayBody, SayResult, Transcript } from "../../core/calls/schemas.js";
+import { sendDigits } from "../../core/calls/send-digits.js";
 import { AppError } from "../../core/errors.js";
 import { pollEvents } from "../../core/events/events.js";
 import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
@@ -104,7 +106,7 @@ export const x402Routes = [
     body: WalletCallBody,
     response: { status: 201, description: "The call", schema: Call },
     errors: [400, 404, 409, 502],
-    handler: ({ core, auth, body }) => placeWalletCall(core, auth.accountId, body.to_number),
+    handler: ({ core, auth, body }) => placeWalletCall(core, auth.accountId, body.to_number, body),
   }),
   defineRoute({
     operationId: "walletHangupCall",
@@ -118,6 +120,36 @@ export const x402Routes = [
     params: CallIdParams,
     response: { status: 200, description: "The call after hanging up", schema: Call },
     handler: ({ core, auth, params }) => hangupCall(core, auth.accountId, params.call_id),
+  }),
+  defineRoute({
+    operationId: "walletSayOnCall",
+    method: "post",
+    path: "/v1/x402/calls/{call_id}/say",
+    summary: "Say something unprompted on one of the wallet's calls",
+    description: `As \`POST /v1/calls/{call_id}/say\`: 409 \`turn_open\` while a caller turn waits for its answer, 410 \`call_ended\`. Spends nothing, like the reads. ${paid}`,
+    tags,
+    auth,
+    price: requestPrice,
+    params: CallIdParams,
+    body: SayBody,
+    response: { status: 200, description: "Spoken", schema: SayResult },
+    errors: [404, 409, 410],
+    handler: ({ core, auth, params, body }) => sayOnCall(core, auth.accountId, params.call_id, body),
+  }),
+  defineRoute({
+    operationId: "walletSendDigits",
+    method: "post",
+    path: "/v1/x402/calls/{call_id}/digits",
+    summary: "Press keys on one of the wallet's calls",
+    description: `As \`POST /v1/calls/{call_id}/digits\`: \`0-9\`, \`*\`, \`#\`, \`w\` a half-second pause, at most 32. Spends nothing, like the reads. ${paid}`,
+    tags,
+    auth,
+    price: requestPrice,
+    params: CallIdParams,
+    body: DigitsBody,
+    response: { status: 200, description: "Sent", schema: DigitsResult },
+    errors: [404, 409, 410],
+    handler: ({ core, auth, params, body }) => sendDigits(core, auth.accountId, params.call_id, body.digits),
   }),
   defineRoute({
     operationId: "walletGetTranscript",

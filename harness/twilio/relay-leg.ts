@@ -32,12 +32,19 @@ export function readRelayTwiml(twiml: string): RelayInstructions | null {
  * Twilio's side of a ConversationRelay socket, as its documentation describes it: it connects to
  * the TwiML's `url` with `X-Twilio-Signature` on the handshake, sends `setup`, then the caller's
  * `prompt`s (`voicePrompt`, `last`), `interrupt`s, `dtmf` and `error`s; it reads the service's
- * `text` tokens into lines (a line ends with `last: true`) and its `end`.
+ * `text` tokens into lines (a line ends with `last: true`), its `sendDigits` (the keys it plays
+ * down the line: 0-9, `*`, `#`, `w` a half-second pause; anything else is answered with an
+ * `error` frame, as ConversationRelay reports a message it cannot act on) and its `end`. The
+ * TwiML's `welcomeGreeting` is the first line the caller hears, spoken once the session connects.
  */
 export class RelayLeg {
   readonly frames: RelayFrame[] = [];
   /** Each line the caller heard: the tokens up to one with `last: true`. */
   readonly lines: string[] = [];
+  /** Each `sendDigits` the service sent that Twilio played, in order. */
+  readonly digits: string[] = [];
+  /** `sendDigits` messages Twilio would refuse (not 0-9, *, #, w): the service broke the protocol. */
+  readonly refusedDigits: unknown[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   private partial = "";
   private waiters: Array<() => void> = [];
@@ -46,6 +53,13 @@ export class RelayLeg {
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as RelayFrame;
       this.frames.push(frame);
+      if (frame.type === "sendDigits") {
+        if (typeof frame.digits === "string" && /^[0-9*#w]+$/.test(frame.digits)) this.digits.push(frame.digits);
+        else {
+          this.refusedDigits.push(frame.digits);
+          this.error(`Invalid message received: sendDigits digits ${JSON.stringify(frame.digits)}`);
+        }
+      }
       if (frame.type === "text") {
         this.partial += String(frame.token);
         if (frame.last) {
@@ -90,6 +104,21 @@ export class RelayLeg {
       callStatus: "IN-PROGRESS",
       customParameters: call.parameters,
     });
+  }
+
+  /** ConversationRelay speaks the TwiML's `welcomeGreeting` as the session connects: the caller's first line. */
+  greet(text: string): void {
+    this.lines.push(text);
+  }
+
+  /** Waits for the `index`-th `sendDigits` Twilio played (0-based), up to `ms`. */
+  async digitsSent(index: number, ms = 5_000): Promise<string> {
+    await this.until(
+      () => this.digits.length > index,
+      ms,
+      () => `no sendDigits ${index}; got ${JSON.stringify(this.frames)}`,
+    );
+    return this.digits[index]!;
   }
 
   /** The caller finishes an utterance (speech recognised by Twilio). */

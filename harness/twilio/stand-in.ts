@@ -258,6 +258,7 @@ export class TwilioStandIn extends TwilioRest {
       if ((JSON.parse(String(data)) as { type?: string }).type === "end") this.track(this.complete(call));
     });
     leg.setup({ callSid: call.sid, accountSid: this.accountSid, from: call.from, to: call.to, direction: call.direction, parameters: relay.parameters });
+    if (relay.attributes.welcomeGreeting) leg.greet(relay.attributes.welcomeGreeting);
     return leg;
   }
 

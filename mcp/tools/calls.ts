@@ -3,16 +3,22 @@ import { hangupCall } from "../../core/calls/hangup-call.js";
 import { placeCall } from "../../core/calls/place-call.js";
 import { pushContext } from "../../core/calls/push-context.js";
 import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
+import { sayOnCall } from "../../core/calls/say-on-call.js";
 import {
   Call,
   CallIdParams,
   ContextPushBody,
   ContextPushQuery,
   ContextPushResult,
+  DigitsBody,
+  DigitsResult,
   ListCallsQuery,
   PlaceCallBody,
+  SayBody,
+  SayResult,
   Transcript,
 } from "../../core/calls/schemas.js";
+import { sendDigits } from "../../core/calls/send-digits.js";
 import { listOf } from "../../core/schemas/common.js";
 import { defineTool } from "../tool.js";
 
@@ -21,7 +27,7 @@ export const callTools = [
     name: "place_call",
     title: "Place a phone call",
     description:
-      "Calls to_number from the agent's number. Talk time is billed per second from the balance (the first minute must be covered), and the call " +
+      "Calls to_number from the agent's number (from_number: one of its own numbers; greeting: said as soon as the callee answers). Talk time is billed per second from the balance (the first minute must be covered), and the call " +
       "ends if the balance runs out. Then wait_for_event with the call_id: each thing the other party says arrives as call.utterance, to answer " +
       "with push_context; call.completed (or call.busy, call.no-answer, call.failed) ends it.",
     input: [PlaceCallBody],
@@ -79,5 +85,26 @@ export const callTools = [
     hints: { openWorld: true },
     run: ({ core, accountId }, args) =>
       pushContext(core, { accountId }, { callId: args.call_id, turnId: args.turn_id, text: args.text, final: args.final, endCall: args.end_call }),
+  }),
+  defineTool({
+    name: "say_on_call",
+    title: "Say something unprompted on a live call",
+    description:
+      'Speaks text to the other party now, without a caller turn to answer ("Are you still there?"), and adds it to the transcript. ' +
+      "Refused (turn_open) while a call.utterance waits for its answer: answer that with push_context instead. end_call true hangs up after speaking.",
+    input: [CallIdParams, SayBody],
+    output: SayResult,
+    hints: { openWorld: true },
+    run: ({ core, accountId }, args) => sayOnCall(core, accountId, args.call_id, { text: args.text, end_call: args.end_call }),
+  }),
+  defineTool({
+    name: "send_digits",
+    title: "Press keys on a live call",
+    description:
+      'Plays keypad tones into a connected call, to get through a phone menu: digits 0-9, * and #, with w for a half-second pause (at most 32), e.g. "1w2#".',
+    input: [CallIdParams, DigitsBody],
+    output: DigitsResult,
+    hints: { openWorld: true },
+    run: ({ core, accountId }, args) => sendDigits(core, accountId, args.call_id, args.digits),
   }),
 ];

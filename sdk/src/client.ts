@@ -71,4 +71,20 @@ export class Agentline {
   relay(agentId: string, handlers: RelayHandlers, options: RelayOptions = {}): RelayConnection {
     return relay(agentId, handlers, { ...options, url: options.url ?? (async () => (await this.relayTicket(agentId)).url) });
   }
+
+  /**
+   * Says a line on a live call without a caller turn to answer ("Are you still there?"); with
+   * `endCall`, hangs up after it. Throws an AgentlineError: 409 `turn_open` while a turn waits for
+   * its answer (answer the turn instead), 410 `call_ended`.
+   */
+  async say(callId: string, text: string, options: { endCall?: boolean } = {}) {
+    return unwrap(
+      await this.api.POST("/v1/calls/{call_id}/say", { params: { path: { call_id: callId } }, body: { text, end_call: options.endCall ?? false } }),
+    );
+  }
+
+  /** Presses keys on a live call, for a phone menu: `0-9`, `*`, `#`, and `w` for a half-second pause (at most 32). */
+  async sendDigits(callId: string, digits: string) {
+    return unwrap(await this.api.POST("/v1/calls/{call_id}/digits", { params: { path: { call_id: callId } }, body: { digits } }));
+  }
 }

@@ -7,6 +7,8 @@ import { promisify } from "node:util";
 import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../cli/program.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
 import { projectRoot, spawnService } from "../../harness/process.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startSmtpServer } from "../support/smtp.js";
@@ -131,6 +133,34 @@ describe("the CLI against the sandbox", () => {
     await new Promise((resolve) => closed.close(resolve));
     const nowhere = await cli(["agents"], { AGENTLINE_BASE_URL: `http://127.0.0.1:${port}`, AGENTLINE_API_KEY: "sk_x" });
     expect(nowhere.stderr).toMatch(/^agentline: the service does not answer \(.*ECONNREFUSED.*\); is it running/);
+  });
+});
+
+describe("speaking first and keypad digits from the CLI", () => {
+  it("agents create --greeting, call --from --greeting, digits; a from number not the agent's is refused naming from_number", { timeout: 60_000 }, async () => {
+    const { apiKey } = await createAccount(service.core);
+    const api = new Api(service.baseUrl, apiKey);
+    const as = (args: string[]) => cli(args, { AGENTLINE_API_KEY: apiKey });
+    const agentId = (await as(["agents", "create", "Dispatcher", "--greeting", "Dispatch, how can I help?"])).stdout.trim();
+    expect((await api.get(`/v1/agents/${agentId}`)).body.greeting).toBe("Dispatch, how can I help?");
+    await as(["numbers", "buy", "--agent", agentId]);
+    const second = (await as(["numbers", "buy", "--agent", agentId])).stdout.trim();
+    const call = await as(["call", "+14155550198", "--agent", agentId, "--from", second, "--greeting", "Hi, dispatch here."]);
+    const callId = call.stdout.trim();
+    expect(call.stderr).toContain(`from ${second}`);
+    expect((await api.get(`/v1/calls/${callId}/transcript`)).body.map((l: any) => l.text)).toEqual(["Hi, dispatch here."]);
+    const pressed = await as(["digits", callId, "1w#"]);
+    expect(pressed.code, pressed.stderr).toBe(0);
+    expect(pressed.stdout.trim()).toBe(`${callId}: pressed 1w#`);
+    const badKeys = await as(["digits", callId, "1x"]);
+    expect(badKeys.code).toBe(1);
+    expect(badKeys.stderr).toContain("digits");
+    const other = (await as(["agents", "create", "Other"])).stdout.trim();
+    const strangers = (await as(["numbers", "buy", "--agent", other])).stdout.trim();
+    const refused = await as(["call", "+14155550198", "--agent", agentId, "--from", strangers]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/from_number/);
+    expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data).toHaveLength(1);
   });
 });
 

@@ -23,6 +23,8 @@ const REQUIRED_TOOLS = [
   "get_transcript",
   "hang_up_call",
   "push_context",
+  "say_on_call",
+  "send_digits",
   "wait_for_event",
   "peek_events",
   "list_messages",
@@ -126,6 +128,8 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   expect((await ok("push_context", { call_id: call.call_id, turn_id, text: "Yes, how can I help?" })).turn_status).toBe("answered");
   expect((await ok("get_call", { call_id: call.call_id })).status).toBe("in-progress");
   expect((await ok("get_transcript", { call_id: call.call_id })).transcript.map((l: any) => l.role)).toEqual(["user", "assistant"]);
+  expect((await ok("say_on_call", { call_id: call.call_id, text: "Anything else?" })).call_ending).toBe(false);
+  expect((await ok("send_digits", { call_id: call.call_id, digits: "1w#" })).digits).toBe("1w#");
   expect((await ok("hang_up_call", { call_id: call.call_id })).status).toBe("completed");
   expect((await ok("list_calls", { agent_id: agent.agent_id })).data).toHaveLength(1);
 

@@ -35,7 +35,7 @@ async function toolsList(token: string): Promise<string> {
 // SHA-256 of tools/list's answer to an API key (sandbox carrier) as it was before OAuth came to
 // /mcp (main at 6f0ed0a): OAuth changed nothing an API key sees. A deliberate change to a tool
 // changes it: then put the new hash here.
-const TOOLS_LIST_BEFORE_OAUTH = "85e455e47427dddf70337219005ce4471e86e687a85646ed12830a092d574efe";
+const TOOLS_LIST_BEFORE_OAUTH = "78cd698fc9ab1c24232a4312bab366aa87587dd5f432a830c70f468c2d4a944c";
 
 describe("the MCP tools under OAuth", () => {
   it("answers an API key's tools/list byte for byte as before, and an OAuth client's the same", async () => {

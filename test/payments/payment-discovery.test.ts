@@ -42,6 +42,8 @@ describe("payment discovery", () => {
       "PATCH /v1/x402/agents": { body: { name: "x" } },
       "POST /v1/x402/numbers/buy": { body: {} },
       "GET /v1/x402/calls/{call_id}/transcript": {},
+      "POST /v1/x402/calls/{call_id}/say": { body: { text: "Hello?" } },
+      "POST /v1/x402/calls/{call_id}/digits": { body: { digits: "1" } },
     };
     for (const route of doc.routes) {
       for (const method of route.method.split("|")) {

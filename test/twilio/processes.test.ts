@@ -52,6 +52,16 @@ describe.runIf(onPostgres)("the Twilio carrier on several processes", () => {
     await leg.closed;
   });
 
+  it("plays digits and an unprompted line sent to one gateway into the call whose socket the other holds", async () => {
+    const { agentId } = await agentWithTwilioNumber(apiA);
+    const { callId, callSid, leg } = await connectedTwilioCall(apiA, twilio, agentId);
+    expect((await apiB.post(`/v1/calls/${callId}/digits`, { digits: "3w#" })).status).toBe(200);
+    expect(await leg.digitsSent(0)).toBe("3w#");
+    expect((await apiB.post(`/v1/calls/${callId}/say`, { text: "Still with me?" })).status).toBe(200);
+    expect(await leg.line(0)).toBe("Still with me?");
+    await twilio.hangUp(callSid);
+  });
+
   it("gives a voice webhook retried to both gateways at once one call", async () => {
     const { agentId, phoneNumber } = await agentWithTwilioNumber(apiA);
     const number = [...twilio.numbers.values()].find((n) => n.phoneNumber === phoneNumber)!;

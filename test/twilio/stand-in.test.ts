@@ -1,6 +1,8 @@
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { TwilioOpenApi, twilioOpenApiPath } from "../../harness/twilio/openapi.js";
+import { RelayLeg, readRelayTwiml } from "../../harness/twilio/relay-leg.js";
 import { twilioSignature } from "../../harness/twilio/signing.js";
 import { TwilioStandIn } from "../../harness/twilio/stand-in.js";
 
@@ -104,5 +106,37 @@ describe("the stand-in", () => {
     const signature = twilioSignature(standIn.authToken, url, params);
     expect(twilio.validateRequest(standIn.authToken, signature, url, params)).toBe(true);
     expect(twilio.validateRequest(standIn.authToken, signature, url, { ...params, Body: "changed" })).toBe(false);
+  });
+});
+
+describe("the stand-in's ConversationRelay leg", () => {
+  it("plays sendDigits of 0-9 * # w, and answers any other with an error frame, recording it so the test fails", async () => {
+    const server = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+    const received: any[] = [];
+    server.on("connection", (ws) => {
+      ws.on("message", (data) => received.push(JSON.parse(String(data))));
+      ws.send(JSON.stringify({ type: "sendDigits", digits: "1w*#" }));
+      ws.send(JSON.stringify({ type: "sendDigits", digits: "12x" }));
+      ws.send(JSON.stringify({ type: "sendDigits" }));
+    });
+    await new Promise((resolve) => server.once("listening", resolve));
+    const { port } = server.address() as { port: number };
+    const leg = await RelayLeg.connect(`ws://127.0.0.1:${port}/relay`, "t".repeat(32));
+    try {
+      expect(await leg.digitsSent(0)).toBe("1w*#");
+      await new Promise((r) => setTimeout(r, 100));
+      expect(leg.digits).toEqual(["1w*#"]);
+      expect(leg.refusedDigits).toEqual(["12x", undefined]);
+      expect(received.filter((f) => f.type === "error")).toHaveLength(2);
+    } finally {
+      leg.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("reads welcomeGreeting from the TwiML the SDK builds, unescaped", () => {
+    const response = new twilio.twiml.VoiceResponse();
+    response.connect().conversationRelay({ url: "wss://example.com/relay", welcomeGreeting: 'Hi & welcome to "Acme" <3' });
+    expect(readRelayTwiml(response.toString())!.attributes.welcomeGreeting).toBe('Hi & welcome to "Acme" <3');
   });
 });

@@ -88,6 +88,10 @@ export class SandboxCarrier implements Carrier {
     return this.softphones.speak(callId, speech);
   }
 
+  sendDigits(callId: string, digits: string): Promise<void> {
+    return this.softphones.sendDigits(callId, digits);
+  }
+
   async close(): Promise<void> {
     this.softphones.close();
   }

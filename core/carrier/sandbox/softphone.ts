@@ -12,6 +12,9 @@ import type { CarrierSocket, CarrierSocketEndpoint, CarrierSocketSession, FarPar
 /** The bus channel carrying what the agent says into sandbox calls, to softphones in any process. */
 export const SANDBOX_SPEECH_CHANNEL = "sandbox.speech";
 
+/** The bus channel carrying the keypad tones the agent plays into sandbox calls. */
+export const SANDBOX_DIGITS_CHANNEL = "sandbox.digits";
+
 /** A line the far party hears, as published on SANDBOX_SPEECH_CHANNEL. */
 export interface SandboxSpeech {
   call_id: string;
@@ -51,8 +54,11 @@ interface Dependencies {
 /**
  * The sandbox softphones of this process. A softphone, `/v1/sandbox/calls/{call_id}/ws`, is the
  * far party of one of the account's calls, live: the server sends `{type:"status",status}` now
- * and on every change, and `{type:"speech",text,final,turn_id}` for every line the agent speaks;
- * the client sends `say`, `dtmf`, `interrupt` and `hangup`. The socket closes (1000) when the
+ * and on every change, `{type:"speech",text,final,turn_id}` for every line the agent speaks (the
+ * call's greeting first, with `turn_id: null`, once the call is answered: the sandbox's
+ * ConversationRelay `welcomeGreeting`, played to each softphone that picks up), and
+ * `{type:"digits",digits}` for keypad tones the agent plays; the client sends `say`, `dtmf`,
+ * `interrupt` and `hangup`. The socket closes (1000) when the
  * call ends. One bus subscription per channel serves them all, through a map by call.
  */
 export class Softphones {
@@ -65,6 +71,7 @@ export class Softphones {
         this.phones.each(m.call_id, (phone) => phone.send({ type: "speech", text: m.text, final: m.final, turn_id: m.turn_id })),
       ),
       deps.bus.subscribe(CALL_STATUS_CHANNEL, (m) => this.phones.each(m.call_id, (phone) => phone.status(String(m.status)))),
+      deps.bus.subscribe(SANDBOX_DIGITS_CHANNEL, (m) => this.phones.each(m.call_id, (phone) => phone.send({ type: "digits", digits: m.digits }))),
     ];
   }
 
@@ -80,7 +87,7 @@ export class Softphones {
         const call = await loadCall(this.deps.db, accountId, callId).catch(() => {
           throw new AppError("not_found", `No call with id ${JSON.stringify(callId)} exists on this account.`);
         });
-        return new Softphone(this, callId, call.status);
+        return new Softphone(this, callId, call.status, call.greeting);
       },
     };
   }
@@ -93,6 +100,13 @@ export class Softphones {
     const message: SandboxSpeech = { call_id: callId, text: speech.text, final: speech.final, turn_id: speech.turnId };
     if (this.phones.has(callId)) this.deps.bus.announce(SANDBOX_SPEECH_CHANNEL, { ...message });
     else await this.deps.bus.publish(SANDBOX_SPEECH_CHANNEL, { ...message }, { othersOnly: true });
+  }
+
+  /** Keypad tones to the call's softphone, wherever it is open (as `speak`). */
+  async sendDigits(callId: string, digits: string): Promise<void> {
+    const message = { call_id: callId, digits };
+    if (this.phones.has(callId)) this.deps.bus.announce(SANDBOX_DIGITS_CHANNEL, { ...message });
+    else await this.deps.bus.publish(SANDBOX_DIGITS_CHANNEL, { ...message }, { othersOnly: true });
   }
 
   /** Counts an open softphone in; returns its removal. */
@@ -117,11 +131,13 @@ export class Softphones {
 class Softphone implements CarrierSocketSession {
   private socket: CarrierSocket | undefined;
   private untrack: (() => void) | undefined;
+  private greeted = false;
 
   constructor(
     private readonly phones: Softphones,
     readonly callId: string,
     private readonly statusAtOpen: string,
+    private readonly greeting: string | null,
   ) {}
 
   opened(socket: CarrierSocket): void {
@@ -141,6 +157,10 @@ class Softphone implements CarrierSocketSession {
   /** The call's status, now or on a change; the socket closes (1000) once the call has ended. */
   status(status: string): void {
     this.send({ type: "status", status });
+    if (status === "in-progress" && this.greeting && !this.greeted) {
+      this.greeted = true;
+      this.send({ type: "speech", text: this.greeting, final: true, turn_id: null });
+    }
     if (TERMINAL_STATUSES.has(status)) this.socket?.close(1000, "call ended");
   }
 

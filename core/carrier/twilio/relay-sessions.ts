@@ -13,6 +13,9 @@ import { TWILIO_PATHS, twilioUrls } from "./urls.js";
 /** The bus channel carrying lines to speak into a call whose relay socket another process holds. */
 export const TWILIO_SPEECH_CHANNEL = "twilio.speech";
 
+/** The bus channel carrying keypad tones for a call whose relay socket another process holds. */
+export const TWILIO_DIGITS_CHANNEL = "twilio.digits";
+
 interface Dependencies {
   authToken: string;
   baseUrl: string;
@@ -36,10 +39,14 @@ type RelayFrame = { type?: unknown; [field: string]: unknown };
 export class RelaySessions {
   private readonly live = new Map<string, RelaySession>();
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeDigits: () => void;
 
   constructor(private readonly deps: Dependencies) {
     this.unsubscribe = deps.bus.subscribe(TWILIO_SPEECH_CHANNEL, (message) => {
       this.live.get(String(message.call_id))?.sendText(String(message.text));
+    });
+    this.unsubscribeDigits = deps.bus.subscribe(TWILIO_DIGITS_CHANNEL, (message) => {
+      this.live.get(String(message.call_id))?.send({ type: "sendDigits", digits: String(message.digits) });
     });
   }
 
@@ -70,6 +77,13 @@ export class RelaySessions {
     else await this.deps.bus.publish(TWILIO_SPEECH_CHANNEL, { call_id: callId, text });
   }
 
+  /** Plays keypad tones into the call (ConversationRelay `sendDigits`): from memory if its socket is here, else through the bus. */
+  async sendDigits(callId: string, digits: string): Promise<void> {
+    const session = this.live.get(callId);
+    if (session) session.send({ type: "sendDigits", digits });
+    else await this.deps.bus.publish(TWILIO_DIGITS_CHANNEL, { call_id: callId, digits });
+  }
+
   /** Ends the call's relay session if this process holds it (Twilio then ends the call). */
   end(callId: string, reason: string): boolean {
     const session = this.live.get(callId);
@@ -95,6 +109,7 @@ export class RelaySessions {
 
   close(): void {
     this.unsubscribe();
+    this.unsubscribeDigits();
     this.live.clear();
   }
 }

@@ -79,14 +79,14 @@ export class TwilioCarrier implements Carrier {
   }
 
   /** `Calls` create with the ConversationRelay TwiML inline and status callbacks naming our call. */
-  async placeCall(call: { callId: string; from: string; to: string; voiceId: string }) {
+  async placeCall(call: { callId: string; from: string; to: string; voiceId: string; greeting?: string | null }) {
     const created = await twilioRequest(
       "the call",
       () =>
         this.client.calls.create({
           to: call.to,
           from: call.from,
-          twiml: relayTwiml({ socketUrl: this.urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId }),
+          twiml: relayTwiml({ socketUrl: this.urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId, greeting: call.greeting }),
           statusCallback: this.urls.statusOf(call.callId),
           statusCallbackMethod: "POST",
           statusCallbackEvent: ["initiated", "ringing", "answered", "completed"],
@@ -115,6 +115,11 @@ export class TwilioCarrier implements Carrier {
 
   speak(callId: string, speech: Speech): Promise<void> {
     return this.relays.speak(callId, speech.text);
+  }
+
+  /** ConversationRelay's `sendDigits` message on the call's socket. */
+  sendDigits(callId: string, digits: string): Promise<void> {
+    return this.relays.sendDigits(callId, digits);
   }
 
   async close(): Promise<void> {

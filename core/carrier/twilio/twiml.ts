@@ -7,9 +7,10 @@ const TTS_PROVIDER = { google: "Google", amazon: "Amazon", elevenlabs: "ElevenLa
 /**
  * The TwiML that hands a call to ConversationRelay on our socket: `<Connect><ConversationRelay
  * url voice ttsProvider language interruptible dtmfDetection>` with a `<Parameter>` naming our
- * call (it comes back in the socket's `setup`). Built with the SDK's TwiML builder.
+ * call (it comes back in the socket's `setup`), and the call's greeting as `welcomeGreeting`
+ * (ConversationRelay speaks it once the session connects). Built with the SDK's TwiML builder.
  */
-export function relayTwiml(options: { socketUrl: string; callId: string; voiceId: string }): string {
+export function relayTwiml(options: { socketUrl: string; callId: string; voiceId: string; greeting?: string | null }): string {
   const voice = findVoice(options.voiceId) ?? findVoice(SYSTEM_DEFAULT_VOICE_ID)!;
   const response = new twilio.twiml.VoiceResponse();
   const relay = response.connect().conversationRelay({
@@ -20,6 +21,7 @@ export function relayTwiml(options: { socketUrl: string; callId: string; voiceId
     // The caller may talk over the agent (reported as `interrupt`), by voice or keypad.
     interruptible: "any",
     dtmfDetection: true,
+    ...(options.greeting ? { welcomeGreeting: options.greeting } : {}),
   });
   relay.parameter({ name: "call_id", value: options.callId });
   return response.toString();

@@ -57,7 +57,7 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
       .inboundCall({ to: field(request.form, "To"), from: field(request.form, "From"), carrierRef: field(request.form, "CallSid") });
     if (!decision.accepted) return xml(refusalTwiml(SENTENCES[decision.reason]));
     const call = (await loadCallById(deps.db, decision.callId))!;
-    return xml(relayTwiml({ socketUrl: urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId }));
+    return xml(relayTwiml({ socketUrl: urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId, greeting: call.greeting }));
   }
 
   /**

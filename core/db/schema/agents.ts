@@ -12,6 +12,8 @@ export const agents = pgTable(
     description: text("description"),
     ownerNumber: text("owner_number"),
     voiceId: text("voice_id"),
+    /** Spoken when the agent answers an inbound call, before the caller says anything. */
+    greeting: text("greeting"),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     ...timestamps,
   },

@@ -36,6 +36,8 @@ export const calls = pgTable(
     chargedMicros: bigint("charged_micros", { mode: "number" }).notNull().default(0),
     /** The seconds finally billed: the talk time, unless the balance ran out first. */
     billedSeconds: integer("billed_seconds"),
+    /** Spoken when the call is answered (the placed call's, or the answering agent's greeting). */
+    greeting: text("greeting"),
     ...timestamps,
   },
   (t) => [

@@ -733,7 +733,7 @@ export interface paths {
         put?: never;
         /**
          * Place a call
-         * @description Calls `to_number` from the agent's number. An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. Talk time is billed per second while the call runs, and the service ends the call when the balance runs out. Send an Idempotency-Key to make retries safe.
+         * @description Calls `to_number` from the agent's number (`from_number`, one of the agent's own active numbers, else its oldest; any other is a 422 naming `from_number`). `greeting` is spoken as soon as the callee answers, and recorded in the transcript as `assistant`; it opens no turn. An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. Talk time is billed per second while the call runs, and the service ends the call when the balance runs out. Send an Idempotency-Key to make retries safe.
          */
         post: operations["placeCall"];
         delete?: never;
@@ -779,6 +779,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calls/{call_id}/digits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Press keys on a live call
+         * @description Plays keypad tones into the call, for a phone menu at the other end: `0-9`, `*`, `#`, and `w` for a half-second pause, at most 32. Not billed, and not part of the transcript. 409 `call_not_in_progress` before the call is answered, 410 `call_ended` after.
+         */
+        post: operations["sendDigits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/calls/{call_id}/hangup": {
         parameters: {
             query?: never;
@@ -793,6 +813,26 @@ export interface paths {
          * @description A connected call becomes `completed`, a ringing one `canceled`. Hanging up an ended call returns it unchanged.
          */
         post: operations["hangupCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calls/{call_id}/say": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say something unprompted on a live call
+         * @description Speaks `text` to the other party now ("Are you still there?") and adds it to the transcript as `assistant`; it opens and answers no turn. 409 `turn_open` while a caller turn waits for its answer (answer it with a context push instead), 409 `call_not_in_progress` before the call is answered, 410 `call_ended` after. `end_call: true` hangs up after the line.
+         */
+        post: operations["sayOnCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1287,6 +1327,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/x402/calls/{call_id}/digits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Press keys on one of the wallet's calls
+         * @description As `POST /v1/calls/{call_id}/digits`: `0-9`, `*`, `#`, `w` a half-second pause, at most 32. Spends nothing, like the reads. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
+         */
+        post: operations["walletSendDigits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/x402/calls/{call_id}/hangup": {
         parameters: {
             query?: never;
@@ -1301,6 +1361,26 @@ export interface paths {
          * @description A connected call becomes `completed`, a ringing one `canceled`; an ended call is returned unchanged. Spends nothing, like the reads: a payment for it stays on the balance. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
          */
         post: operations["walletHangupCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/calls/{call_id}/say": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say something unprompted on one of the wallet's calls
+         * @description As `POST /v1/calls/{call_id}/say`: 409 `turn_open` while a caller turn waits for its answer, 410 `call_ended`. Spends nothing, like the reads. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
+         */
+        post: operations["walletSayOnCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1591,6 +1671,8 @@ export interface components {
              */
             created_at: string;
             description: string | null;
+            /** @description Spoken when the agent answers an inbound call, before the caller says anything; null: silence until the caller speaks. */
+            greeting: string | null;
             metadata: {
                 [key: string]: unknown;
             };
@@ -2910,6 +2992,26 @@ export interface components {
         SandboxTurnOpened: {
             turn_id: string;
         };
+        SayOnCallResult: {
+            call_ending: boolean;
+            call_id: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            spoken_at: string;
+        };
+        SendDigitsResult: {
+            call_id: string;
+            digits: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 UTC timestamp
+             * @example 2026-11-22T10:15:30.000Z
+             */
+            sent_at: string;
+        };
         ServiceDocument: {
             auth: {
                 methods: ({
@@ -3242,6 +3344,8 @@ export interface components {
             content: {
                 "application/json": {
                     description?: string;
+                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    greeting?: string;
                     /**
                      * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
                      * @example {
@@ -3300,6 +3404,13 @@ export interface components {
                 "application/json": {
                     agent_id: string;
                     /**
+                     * @description One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is a 422.
+                     * @example +14155550123
+                     */
+                    from_number?: string;
+                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    greeting?: string;
+                    /**
                      * @description E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 rings until hung up.
                      * @example +14155550123
                      */
@@ -3353,6 +3464,30 @@ export interface components {
                 "application/json": {
                     /** @description One finished caller turn */
                     text: string;
+                };
+            };
+        };
+        SayOnCall: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Hang up after speaking
+                     * @default false
+                     */
+                    end_call?: boolean;
+                    /** @description What the agent says, unprompted */
+                    text: string;
+                };
+            };
+        };
+        SendDigits: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Keys to press, in order: 0-9, * and #, with w for a half-second pause (at most 32)
+                     * @example 1w2#
+                     */
+                    digits: string;
                 };
             };
         };
@@ -3477,6 +3612,8 @@ export interface components {
             content: {
                 "application/json": {
                     description?: string | null;
+                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    greeting?: string | null;
                     /**
                      * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
                      * @example {
@@ -3539,6 +3676,13 @@ export interface components {
         WalletCallRequest: {
             content: {
                 "application/json": {
+                    /**
+                     * @description One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is a 422.
+                     * @example +14155550123
+                     */
+                    from_number?: string;
+                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    greeting?: string;
                     /**
                      * @description E.164 phone number
                      * @example +14155550123
@@ -7122,6 +7266,144 @@ export interface operations {
             };
         };
     };
+    sendDigits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SendDigits"];
+        responses: {
+            /** @description Sent */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendDigitsResult"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     hangupCall: {
         parameters: {
             query?: never;
@@ -7173,6 +7455,144 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sayOnCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SayOnCall"];
+        responses: {
+            /** @description Spoken */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SayOnCallResult"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10115,6 +10535,197 @@ export interface operations {
             };
         };
     };
+    walletSendDigits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SendDigits"];
+        responses: {
+            /** @description Sent */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendDigitsResult"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     walletHangupCall: {
         parameters: {
             query?: never;
@@ -10191,6 +10802,197 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    walletSayOnCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SayOnCall"];
+        responses: {
+            /** @description Spoken */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SayOnCallResult"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "Payment-Receipt": components["headers"]["Payment-Receipt"];

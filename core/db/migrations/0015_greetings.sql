@@ -1,0 +1,2 @@
+ALTER TABLE "agents" ADD COLUMN "greeting" text;--> statement-breakpoint
+ALTER TABLE "calls" ADD COLUMN "greeting" text;
