@@ -11,6 +11,7 @@ import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routi
 import type { EventType } from "../events/schemas.js";
 import { sessionEnd, sessionStart } from "../webhooks/protocol2.js";
 import { type CallRow, readTranscript, transcriptUrl } from "./call-records.js";
+import { writeRecordingNotice } from "./recordings.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
 import { sessionKey } from "./turns.js";
 
@@ -66,6 +67,7 @@ export async function applyCallStatus(
       await recordEnding(core, tx, row!);
     }
     if (next === "in-progress" && row!.direction === "outbound") await startOutboundSession(core, tx, row!);
+    if (next === "in-progress" && row!.record) await writeRecordingNotice(core, tx, callId, now);
     return row!;
   });
   if (updated && TERMINAL_STATUSES.has(updated.status)) core.callEngine.turnClosed(callId);
@@ -115,6 +117,8 @@ async function recordEnding(core: Core, tx: Transaction, call: CallRow): Promise
         currency: "USD",
         ended_by: call.endedBy,
         transcript_url: transcriptUrl(core, call.callId),
+        answered_by: call.answeredBy,
+        voicemail_left: call.voicemailLeftAt !== null,
       },
     },
     now,

@@ -12,6 +12,7 @@ import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
 import { sessionStart } from "../webhooks/protocol2.js";
 import { CALL_STATUS_CHANNEL } from "./call-status.js";
+import { recordingNotice, writeRecordingNotice } from "./recordings.js";
 import { sessionKey } from "./turns.js";
 
 /**
@@ -58,6 +59,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
         carrierRef: call.carrierRef,
         rateMicrosPerSecond: rate,
         answeredAt: now,
+        record: number.recordInbound,
         createdAt: now,
         updatedAt: now,
       })
@@ -66,6 +68,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
     // The same report arriving twice at once: the other one recorded the call.
     if (!row) return (await sameCall(tx))!;
     await startCallBilling(core, tx, row!);
+    if (row!.record) await writeRecordingNotice(core, tx, callId, now);
     await recordEvent(
       core,
       tx,
@@ -87,7 +90,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
       },
       now,
     );
-    return { accepted: true, callId };
+    return { accepted: true, callId, recordingNotice: recordingNotice(core, row!.record) };
   });
   if (decision.accepted && !repeated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: decision.callId, status: "in-progress" });
   return decision;

@@ -10,6 +10,7 @@ import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
 import { loadCall, presentCall } from "./call-records.js";
 import { applyCallStatus } from "./call-status.js";
+import { recordingNotice } from "./recordings.js";
 
 /**
  * Places an outbound call from the agent's number (its oldest active one), if the balance covers
@@ -17,7 +18,22 @@ import { applyCallStatus } from "./call-status.js";
  * so its progress reports always find it; talk time is paid from the moment it is answered. A
  * carrier that refuses (422 `to_number`, 409 number gone) or cannot be reached (502) leaves no call.
  */
-export async function placeCall(core: Core, accountId: string, input: { agent_id: string; to_number: string }) {
+export async function placeCall(
+  core: Core,
+  accountId: string,
+  input: {
+    agent_id: string;
+    to_number: string;
+    machine_detection?: "off" | "detect" | "leave_message" | undefined;
+    voicemail_message?: string | undefined;
+    record?: boolean | undefined;
+  },
+) {
+  const machineDetection = input.machine_detection === "detect" || input.machine_detection === "leave_message" ? input.machine_detection : null;
+  if (machineDetection === "leave_message" && !input.voicemail_message) {
+    const message = "is required with machine_detection leave_message";
+    throw new AppError("validation_error", `voicemail_message ${message}.`, { errors: [{ field: "voicemail_message", message, in: "body" }] });
+  }
   const call = await core.db.transaction(async (tx) => {
     const agent = await loadAgent(tx, accountId, input.agent_id);
     const [number] = await tx
@@ -44,13 +60,23 @@ export async function placeCall(core: Core, accountId: string, input: { agent_id
         status: "queued",
         voiceId: await resolveVoiceId(tx, accountId, agent.voiceId),
         rateMicrosPerSecond: rate,
+        machineDetection,
+        voicemailMessage: machineDetection === "leave_message" ? input.voicemail_message! : null,
+        record: input.record === true,
       })
       .returning();
     return row!;
   });
 
   try {
-    const { carrierRef } = await core.carrier.placeCall({ callId: call.callId, from: call.fromNumber, to: call.toNumber, voiceId: call.voiceId });
+    const { carrierRef } = await core.carrier.placeCall({
+      callId: call.callId,
+      from: call.fromNumber,
+      to: call.toNumber,
+      voiceId: call.voiceId,
+      machineDetection: call.machineDetection ?? undefined,
+      recordingNotice: recordingNotice(core, call.record),
+    });
     await core.db.update(calls).set({ carrierRef }).where(eq(calls.callId, call.callId));
   } catch (error) {
     const failure = carrierFailure(error, "to_number");

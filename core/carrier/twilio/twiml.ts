@@ -9,9 +9,12 @@ const TTS_PROVIDER = { google: "Google", amazon: "Amazon", elevenlabs: "ElevenLa
  * url voice ttsProvider language interruptible dtmfDetection>` with a `<Parameter>` naming our
  * call (it comes back in the socket's `setup`). Built with the SDK's TwiML builder.
  */
-export function relayTwiml(options: { socketUrl: string; callId: string; voiceId: string }): string {
+export function relayTwiml(options: { socketUrl: string; callId: string; voiceId: string; recordingNotice?: string | undefined }): string {
   const voice = findVoice(options.voiceId) ?? findVoice(SYSTEM_DEFAULT_VOICE_ID)!;
   const response = new twilio.twiml.VoiceResponse();
+  // A recorded call: the notice is said before the relay connects, and the recording starts at
+  // the relay's setup, so nothing is recorded before the notice was heard.
+  if (options.recordingNotice) response.say(options.recordingNotice);
   const relay = response.connect().conversationRelay({
     url: options.socketUrl,
     ttsProvider: TTS_PROVIDER[voice.provider],
