@@ -75,10 +75,21 @@ async function buyNumber(
   print(json, number, number.phone_number);
 }
 
-async function placeCall(to: string, options: { agent: string }, command: Command): Promise<void> {
+async function placeCall(
+  to: string,
+  options: { agent: string; record?: boolean; machineDetection?: string; voicemailMessage?: string },
+  command: Command,
+): Promise<void> {
   const { agentline, json } = client(command);
   const calling = progress(`Calling ${to}`);
-  const call = unwrap(await agentline.api.POST("/v1/calls", { body: { agent_id: options.agent, to_number: to } }));
+  const body = {
+    agent_id: options.agent,
+    to_number: to,
+    ...(options.record ? { record: true } : {}),
+    ...(options.machineDetection ? { machine_detection: options.machineDetection as "off" | "detect" | "leave_message" } : {}),
+    ...(options.voicemailMessage ? { voicemail_message: options.voicemailMessage } : {}),
+  };
+  const call = unwrap(await agentline.api.POST("/v1/calls", { body }));
   calling.done(`Call ${call.call_id} from ${call.from_number} to ${call.to_number}: ${call.status}.`);
   print(json, call, call.call_id);
 }
@@ -198,6 +209,9 @@ export function addApiCommands(program: Command): void {
     .command("call <to_number>")
     .description("place a call from the agent's number; prints the call id")
     .requiredOption("--agent <agent_id>", "the agent that calls")
+    .option("--record", "record the call (the other party hears the recording notice first)")
+    .option("--machine-detection <mode>", "off, detect (call.answered_by says who answered) or leave_message")
+    .option("--voicemail-message <text>", "with --machine-detection leave_message: what is left on an answering machine")
     .action(placeCall);
   program.command("hangup <call_id>").description("hang up a call").action(hangUp);
   program
