@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { Contract } from "../../harness/contract.js";
+import { messageType } from "../support/protocol2.js";
+import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, drainEvents } from "../support/telephony.js";
 
@@ -12,7 +15,7 @@ let account: TestAccount;
 let api: Api;
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestService({ env: { ALLOW_PRIVATE_WEBHOOKS: "1" } });
   account = await createAccount(service.core);
   api = new Api(service.baseUrl, account.apiKey);
 });
@@ -121,5 +124,23 @@ describe("machine_detection leave_message", () => {
     const empty = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004", machine_detection: "leave_message", voicemail_message: "  " });
     expect(empty.status).toBe(422);
     expect(empty.body.errors.map((e: any) => e.field)).toEqual(["voicemail_message"]);
+  });
+});
+
+describe("where call.answered_by goes", () => {
+  it.each(["service-relay/1", "service-relay/2"])("to a %s webhook, as an ordinary envelope", async (protocol) => {
+    const receiver = await startReceiver(() => 202);
+    try {
+      const { agentId } = await agentWithNumber(api);
+      const hook = await api.post("/v1/webhooks", { agent_id: agentId, url: receiver.url, protocol, ...(protocol.endsWith("2") ? { capabilities: [] } : {}) });
+      expect(hook.status).toBe(201);
+      await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004", machine_detection: "leave_message", voicemail_message: "Call back." });
+      const [got] = await receiver.waitFor(1, (r) => r.body?.event_type === "call.answered_by");
+      if (protocol.endsWith("2")) expect(messageType(got!)).toBe("call.answered_by");
+      expect(got!.body.payload).toMatchObject({ answered_by: "machine", voicemail_left: true });
+      (await Contract.load(service.baseUrl)).checkWebhook("event", got!.body);
+    } finally {
+      await receiver.close();
+    }
   });
 });
