@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { balanceOf, charge } from "../../core/billing/ledger.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { recordings } from "../../core/db/schema/recordings.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
@@ -173,6 +174,45 @@ describe("recording inbound calls (record_inbound on the number)", () => {
     const released = await api.patch(`/v1/numbers/${numberId}`, { record_inbound: true });
     expect(released.status).toBe(409);
     expect((await api.get(`/v1/numbers/${numberId}`)).body.record_inbound).toBe(false);
+  });
+});
+
+describe("the carrier's report of a ready recording", () => {
+  it("repeated: one recording, one charge, one event", async () => {
+    const { agentId, callId } = await recordedCall();
+    const [row] = await service.core.db.select().from(recordings).where(eq(recordings.callId, callId));
+    await service.core.callEngine.recordingReady({ callId, carrierRef: row!.carrierRef, durationSeconds: row!.durationSeconds });
+    await service.core.callEngine.recordingReady({ callId, carrierRef: "SBRE-another", durationSeconds: 99 });
+    expect(await service.core.db.select().from(recordings).where(eq(recordings.callId, callId))).toEqual([row]);
+    expect(await recordingLedger(callId)).toHaveLength(1);
+    expect((await drainEvents(api, agentId)).map((e) => e.event_type)).not.toContain("call.recording.ready");
+  });
+
+  it("a balance that cannot pay the storage: no recording, no event, no charge, and it is deleted at the carrier", async () => {
+    const poor = await createAccount(service.core);
+    const poorApi = new Api(service.baseUrl, poor.apiKey);
+    const { agentId } = await agentWithNumber(poorApi);
+    const call = await poorApi.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142", record: true });
+    await drainEvents(poorApi, agentId);
+    // The carrier's report comes after the balance went: spend it all (a ledger row, as any charge).
+    const ended = service.core.carrier.dropCall;
+    service.core.carrier.dropCall = async () => {};
+    try {
+      await poorApi.post(`/v1/calls/${call.body.call_id}/hangup`);
+    } finally {
+      service.core.carrier.dropCall = ended;
+    }
+    await service.core.db.transaction(async (tx) => {
+      const left = await balanceOf(tx, poor.accountId);
+      await charge(tx, { accountId: poor.accountId, category: "call", description: "test: spend it all", at: new Date() }, left, "the rest");
+    });
+    await service.core.carrier.dropCall({ callId: call.body.call_id, carrierRef: null, status: "completed" });
+    const [row] = await service.core.db.select().from(recordings).where(eq(recordings.callId, call.body.call_id));
+    expect(row).toMatchObject({ status: "deleted", chargedMicros: 0 });
+    expect(await recordingLedger(call.body.call_id)).toEqual([]);
+    expect((await drainEvents(poorApi, agentId)).map((e) => e.event_type)).not.toContain("call.recording.ready");
+    expect((await download(call.body.call_id, poor.apiKey)).status).toBe(404);
+    await expect(service.core.carrier.fetchRecording({ carrierRef: row!.carrierRef, durationSeconds: 1 })).rejects.toThrow(/deleted/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { recordings } from "../../core/db/schema/recordings.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
@@ -100,6 +101,16 @@ describe("answering machine detection", () => {
     await env.twilio.hangUp(callSid);
   });
 
+  it("leave_message without voicemail_message: 422, and Twilio is not asked", async () => {
+    const { agentId } = await agentWithTwilioNumber(api);
+    const creates = env.twilio.requestsOf("CreateCall").length;
+    const res = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142", machine_detection: "leave_message" });
+    expect(res.status).toBe(422);
+    expect(res.body.errors.map((e: any) => e.field)).toEqual(["voicemail_message"]);
+    expect(env.twilio.requestsOf("CreateCall").length).toBe(creates);
+    expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data).toEqual([]);
+  });
+
   it("a forged or replayed verdict: 403 for a bad signature, and a repeat changes nothing", async () => {
     const { agentId } = await agentWithTwilioNumber(api);
     const { callId, callSid } = await answered(agentId, { machine_detection: "detect" });
@@ -148,6 +159,19 @@ describe("recording", () => {
     expect(ready.payload).toMatchObject({ call_id: placed.body.call_id, recording_id: expect.stringMatching(/^rec_/), duration_s: expect.any(Number) });
     expect(JSON.stringify(events)).not.toContain(env.twilio.url);
     expect(JSON.stringify(events)).not.toMatch(/RE[0-9a-f]{32}/);
+    // Twilio retrying the callback: still one recording, charged once.
+    const recording = env.twilio.recordingsOf(callSid)[0]!;
+    const replay = await env.twilio.post(recording.statusCallback!, {
+      AccountSid: env.twilio.accountSid,
+      CallSid: callSid,
+      RecordingSid: recording.sid,
+      RecordingStatus: "completed",
+      RecordingDuration: String(recording.duration),
+    });
+    expect(replay.status).toBe(204);
+    const charged = await env.service.core.db.select().from(ledgerEntries).where(eq(ledgerEntries.callId, placed.body.call_id));
+    expect(charged.filter((r) => r.category === "recording")).toHaveLength(1);
+    expect((await drainEvents(api, agentId)).map((e) => e.event_type)).toEqual([]);
   });
 
   it("serves the audio through the service (Twilio's credentials stay with it), deletes it at Twilio, then 404", async () => {
@@ -169,8 +193,12 @@ describe("recording", () => {
     expect(env.twilio.requestsOf("FetchRecordingMedia").at(-1)!.params.Sid).toBe(recordingSid);
 
     const other = new Api(env.service.baseUrl, (await createAccount(env.service.core)).apiKey);
+    const before = { deletes: env.twilio.requestsOf("DeleteRecording").length, media: env.twilio.requestsOf("FetchRecordingMedia").length };
     expect((await other.delete(`/v1/calls/${callId}/recording`)).status).toBe(404);
+    expect((await other.get(`/v1/calls/${callId}/recording`)).status).toBe(404);
     expect(env.twilio.recordings.has(recordingSid)).toBe(true);
+    expect(env.twilio.requestsOf("DeleteRecording").length).toBe(before.deletes);
+    expect(env.twilio.requestsOf("FetchRecordingMedia").length).toBe(before.media);
 
     const deletes = env.twilio.requestsOf("DeleteRecording").length;
     expect((await api.delete(`/v1/calls/${callId}/recording`)).status).toBe(204);
