@@ -52,4 +52,33 @@ describe("the SDK", () => {
     const gone = await agentline.api.GET("/v1/calls/{call_id}/recording", { params: { path: { call_id: call.call_id } }, parseAs: "arrayBuffer" });
     expect(gone.response.status).toBe(404);
   });
+
+  it("hands call.answered_by and call.recording.ready to typed relay handlers", async () => {
+    const agent = unwrap(await agentline.api.POST("/v1/agents", { body: { name: "Relay" } }));
+    unwrap(await agentline.api.POST("/v1/numbers", { body: { agent_id: agent.agent_id } }));
+    const answered: string[] = [];
+    const ready: number[] = [];
+    const connection = agentline.relay(agent.agent_id, {
+      "call.answered_by": (event) => {
+        answered.push(`${event.payload.answered_by}:${event.payload.voicemail_left}`);
+      },
+      "call.recording.ready": (event) => {
+        ready.push(event.payload.duration_s);
+      },
+    });
+    try {
+      await connection.ready;
+      unwrap(
+        await agentline.api.POST("/v1/calls", {
+          body: { agent_id: agent.agent_id, to_number: "+14155550004", machine_detection: "leave_message", voicemail_message: "Bye.", record: true },
+        }),
+      );
+      const deadline = Date.now() + 5_000;
+      while ((answered.length === 0 || ready.length === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(answered).toEqual(["machine:true"]);
+      expect(ready).toHaveLength(1);
+    } finally {
+      await connection.close();
+    }
+  });
 });
