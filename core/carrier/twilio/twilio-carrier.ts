@@ -20,7 +20,7 @@ export interface TwilioCarrierOptions {
   bus: Bus;
   logger: Logger;
   /** What the other party of a recorded call hears first (RECORDING_NOTICE). */
-  recordingNotice?: string;
+  recordingNotice: string;
 }
 
 /**
