@@ -77,10 +77,22 @@ async function buyNumber(
   print(json, number, number.phone_number);
 }
 
-async function placeCall(to: string, options: { agent: string; from?: string; greeting?: string }, command: Command): Promise<void> {
+async function placeCall(
+  to: string,
+  options: { agent: string; from?: string; greeting?: string; record?: boolean; machineDetection?: string; voicemailMessage?: string },
+  command: Command,
+): Promise<void> {
   const { agentline, json } = client(command);
   const calling = progress(`Calling ${to}`);
-  const body = { agent_id: options.agent, to_number: to, from_number: options.from, greeting: options.greeting };
+  const body = {
+    agent_id: options.agent,
+    to_number: to,
+    from_number: options.from,
+    greeting: options.greeting,
+    ...(options.record ? { record: true } : {}),
+    ...(options.machineDetection ? { machine_detection: options.machineDetection as "off" | "detect" | "leave_message" } : {}),
+    ...(options.voicemailMessage ? { voicemail_message: options.voicemailMessage } : {}),
+  };
   const call = unwrap(await agentline.api.POST("/v1/calls", { body }));
   calling.done(`Call ${call.call_id} from ${call.from_number} to ${call.to_number}: ${call.status}.`);
   print(json, call, call.call_id);
@@ -210,6 +222,9 @@ export function addApiCommands(program: Command): void {
     .requiredOption("--agent <agent_id>", "the agent that calls")
     .option("--from <e164>", "which of the agent's numbers to call from (default: its oldest)")
     .option("--greeting <text>", "what the agent says as soon as the callee answers")
+    .option("--record", "record the call (the other party hears the recording notice first)")
+    .option("--machine-detection <mode>", "off, detect (call.answered_by says who answered) or leave_message")
+    .option("--voicemail-message <text>", "with --machine-detection leave_message: what is left on an answering machine")
     .action(placeCall);
   program.command("hangup <call_id>").description("hang up a call").action(hangUp);
   program

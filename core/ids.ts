@@ -20,6 +20,7 @@ export const ID_PREFIXES = [
   "req",
   "pay",
   "conn",
+  "rec",
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

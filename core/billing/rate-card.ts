@@ -18,6 +18,9 @@ export const RateCard = z
       minimum_balance_to_call: z.object({ inbound: Money, outbound: Money }).meta({ description: "A call needs its first minute covered" }),
     }),
     sms: z.object({ inbound_per_message: Money }),
+    recordings: z
+      .object({ per_minute_month: Money })
+      .meta({ description: "Recording storage, per minute of audio (rounded up) per month; the first month is charged when the recording is ready" }),
   })
   .meta({ id: "RateCard" });
 export type RateCard = z.infer<typeof RateCard>;
@@ -40,5 +43,6 @@ export function presentRateCard(config: Pick<Config, "rates" | "callBillingBlock
       minimum_balance_to_call: { inbound: formatMicros(rates.callPerSecond.inbound * 60), outbound: formatMicros(rates.callPerSecond.outbound * 60) },
     },
     sms: { inbound_per_message: formatMicros(rates.smsInbound) },
+    recordings: { per_minute_month: formatMicros(rates.recordingPerMinuteMonth) },
   };
 }

@@ -1,11 +1,13 @@
-import type { CarrierSignals, EndedBy, StatusReport } from "../carrier/carrier.js";
+import type { AnsweredBy, CarrierSignals, EndedBy, StatusReport } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
 import { secondsSince } from "../metrics.js";
 import { applyCallStatus } from "./call-status.js";
 import { receiveInboundCall } from "./inbound-call.js";
+import { applyRecordingReady } from "./recordings.js";
 import { cancelOpenTurn, claimFiller, openTurn } from "./turns.js";
+import { applyAnsweredBy } from "./voicemail.js";
 
 /**
  * What the carrier reports, applied to the domain; and the per-turn timers that speak a filler
@@ -46,6 +48,14 @@ export class LiveCallEngine implements CarrierSignals {
     if (!pending || (turnId !== undefined && pending.turnId !== turnId)) return;
     clearTimeout(pending.timer);
     this.fillerTimers.delete(callId);
+  }
+
+  answeredBy(callId: string, answeredBy: AnsweredBy): Promise<void> {
+    return applyAnsweredBy(this.core, callId, answeredBy);
+  }
+
+  recordingReady(recording: { callId: string; carrierRef: string; durationSeconds: number }): Promise<void> {
+    return applyRecordingReady(this.core, recording);
   }
 
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }) {

@@ -30,6 +30,9 @@ export function presentCall(row: CallRow): Call {
     billed_seconds: row.billedSeconds,
     charge: formatMicros(row.chargedMicros),
     currency: "USD",
+    answered_by: row.answeredBy,
+    voicemail_left: row.voicemailLeftAt !== null,
+    record: row.record,
   };
 }
 

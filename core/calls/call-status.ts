@@ -12,6 +12,7 @@ import { deliveryTarget, protocol2, recordSessionMessage } from "../events/routi
 import type { EventType } from "../events/schemas.js";
 import { sessionEnd, sessionStart } from "../webhooks/protocol2.js";
 import { type CallRow, readTranscript, transcriptUrl } from "./call-records.js";
+import { writeRecordingNotice } from "./recordings.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
 import { sessionKey } from "./turns.js";
 
@@ -62,7 +63,9 @@ export async function applyCallStatus(
     }
     let [row] = await tx.update(calls).set(changes).where(eq(calls.callId, callId)).returning();
     if (next === "in-progress") await startCallBilling(core, tx, row!);
-    // The carrier speaks the greeting as the callee's audio connects (see Carrier.placeCall).
+    // A recorded call's notice is heard first, then the greeting, which the carrier speaks as the
+    // callee's audio connects (see Carrier.placeCall).
+    if (next === "in-progress" && row!.record) await writeRecordingNotice(core, tx, callId, now);
     if (next === "in-progress" && row!.greeting) await recordGreeting(tx, row!.callId, row!.greeting, now);
     if (TERMINAL_STATUSES.has(next)) {
       row = await settleCallBilling(core, tx, row!);
@@ -123,6 +126,8 @@ async function recordEnding(core: Core, tx: Transaction, call: CallRow): Promise
         currency: "USD",
         ended_by: call.endedBy,
         transcript_url: transcriptUrl(core, call.callId),
+        answered_by: call.answeredBy,
+        voicemail_left: call.voicemailLeftAt !== null,
       },
     },
     now,

@@ -12,6 +12,7 @@ import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
 import { sessionStart } from "../webhooks/protocol2.js";
 import { CALL_STATUS_CHANNEL, recordGreeting } from "./call-status.js";
+import { recordingNotice, writeRecordingNotice } from "./recordings.js";
 import { sessionKey } from "./turns.js";
 
 /**
@@ -59,6 +60,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
         rateMicrosPerSecond: rate,
         greeting: agent!.greeting,
         answeredAt: now,
+        record: number.recordInbound,
         createdAt: now,
         updatedAt: now,
       })
@@ -67,6 +69,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
     // The same report arriving twice at once: the other one recorded the call.
     if (!row) return (await sameCall(tx))!;
     await startCallBilling(core, tx, row!);
+    if (row!.record) await writeRecordingNotice(core, tx, callId, now);
     if (row!.greeting) await recordGreeting(tx, callId, row!.greeting, now);
     await recordEvent(
       core,
@@ -89,7 +92,7 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
       },
       now,
     );
-    return { accepted: true, callId };
+    return { accepted: true, callId, recordingNotice: recordingNotice(core, row!.record) };
   });
   if (decision.accepted && !repeated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: decision.callId, status: "in-progress" });
   return decision;

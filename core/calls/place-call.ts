@@ -10,6 +10,7 @@ import { newId } from "../ids.js";
 import { resolveVoiceId } from "../voices/account-voice.js";
 import { loadCall, presentCall } from "./call-records.js";
 import { applyCallStatus } from "./call-status.js";
+import { recordingNotice } from "./recordings.js";
 
 /** The 422 of a `from_number` that is not one of the agent's active numbers. */
 function notAgentsNumber(agentId: string, fromNumber: string): AppError {
@@ -28,8 +29,21 @@ function notAgentsNumber(agentId: string, fromNumber: string): AppError {
 export async function placeCall(
   core: Core,
   accountId: string,
-  input: { agent_id: string; to_number: string; from_number?: string | undefined; greeting?: string | undefined },
+  input: {
+    agent_id: string;
+    to_number: string;
+    from_number?: string | undefined;
+    greeting?: string | undefined;
+    machine_detection?: "off" | "detect" | "leave_message" | undefined;
+    voicemail_message?: string | undefined;
+    record?: boolean | undefined;
+  },
 ) {
+  const machineDetection = input.machine_detection === "detect" || input.machine_detection === "leave_message" ? input.machine_detection : null;
+  if (machineDetection === "leave_message" && !input.voicemail_message) {
+    const message = "is required with machine_detection leave_message";
+    throw new AppError("validation_error", `voicemail_message ${message}.`, { errors: [{ field: "voicemail_message", message, in: "body" }] });
+  }
   const call = await core.db.transaction(async (tx) => {
     const agent = await loadAgent(tx, accountId, input.agent_id);
     const ownNumber = and(eq(numbers.agentId, agent.agentId), eq(numbers.status, "active"));
@@ -59,6 +73,9 @@ export async function placeCall(
         voiceId: await resolveVoiceId(tx, accountId, agent.voiceId),
         rateMicrosPerSecond: rate,
         greeting: input.greeting ?? null,
+        machineDetection,
+        voicemailMessage: machineDetection === "leave_message" ? input.voicemail_message! : null,
+        record: input.record === true,
       })
       .returning();
     return row!;
@@ -71,6 +88,8 @@ export async function placeCall(
       to: call.toNumber,
       voiceId: call.voiceId,
       greeting: call.greeting,
+      machineDetection: call.machineDetection ?? undefined,
+      recordingNotice: recordingNotice(core, call.record),
     });
     await core.db.update(calls).set({ carrierRef }).where(eq(calls.callId, call.callId));
   } catch (error) {

@@ -5,6 +5,15 @@ import { Pagination, PhoneNumber, Timestamp } from "../schemas/common.js";
 export const CALL_STATUSES = ["queued", "ringing", "in-progress", "completed", "busy", "no-answer", "failed", "canceled"] as const;
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "busy", "no-answer", "failed", "canceled"]);
 
+/** Who answered a call, as machine detection tells (call.answered_by). */
+export const ANSWERED_BY = ["human", "machine", "fax", "unknown"] as const;
+export type AnsweredBy = (typeof ANSWERED_BY)[number];
+
+export const MACHINE_DETECTION = ["off", "detect", "leave_message"] as const;
+
+/** A voicemail message is spoken onto a machine, so it is kept to what a message is. */
+export const MAX_VOICEMAIL_TEXT = 1000;
+
 export const Call = z
   .object({
     call_id: z.string().meta({ example: "call_01jdz3k7q8m9x2v4b6n8p0r2t4" }),
@@ -24,6 +33,11 @@ export const Call = z
     billed_seconds: z.number().int().nullable().meta({ description: "Seconds billed, once ended: the talk time, unless the balance ran out" }),
     charge: Money.meta({ description: "Charged so far: talk time is prepaid a block ahead and the unused rest refunded at the end" }),
     currency: z.literal("USD"),
+    answered_by: z.enum(ANSWERED_BY).nullable().meta({
+      description: "Outbound with machine_detection: who answered (human, machine, fax, unknown); null until known, and without detection",
+    }),
+    voicemail_left: z.boolean().meta({ description: "The voicemail_message was left on an answering machine (then the call ended)" }),
+    record: z.boolean().meta({ description: "The call is recorded (after the recording notice); GET /v1/calls/{call_id}/recording once ready" }),
   })
   .meta({ id: "Call" });
 export type Call = z.infer<typeof Call>;
@@ -43,7 +57,22 @@ export const PlaceCallBody = z
   .strictObject({
     agent_id: z.string().min(1),
     to_number: PhoneNumber.meta({
-      description: "E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 rings until hung up.",
+      description:
+        "E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 is a voicemail box (an answering machine), 0005 rings until hung up.",
+    }),
+    machine_detection: z.enum(MACHINE_DETECTION).default("off").meta({
+      description:
+        "detect: call.answered_by says who answered (human, machine, fax, unknown) before the first turn. leave_message: also, when a machine answers, voicemail_message is spoken after the beep and the call ends",
+    }),
+    voicemail_message: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_VOICEMAIL_TEXT)
+      .optional()
+      .meta({ description: "Required with machine_detection leave_message: what is left on the answering machine" }),
+    record: z.boolean().default(false).meta({
+      description: "Record the call: the other party first hears the recording notice, and nothing is recorded before it. call.recording.ready follows the end",
     }),
     from_number: PhoneNumber.optional().meta({
       description: "One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is a 422.",
@@ -51,6 +80,14 @@ export const PlaceCallBody = z
     greeting: Greeting.optional(),
   })
   .meta({ id: "PlaceCallRequest" });
+
+export const RecordingResult = z
+  .object({
+    recording_id: z.string().meta({ example: "rec_01jdz3k7q8m9x2v4b6n8p0r2t4" }),
+    call_id: z.string(),
+    duration_s: z.number().int(),
+  })
+  .meta({ id: "Recording" });
 
 export const ListCallsQuery = Pagination.extend({
   agent_id: z.string().optional(),

@@ -48,7 +48,7 @@ export interface Carrier {
    * `greeting` is the carrier's to speak as soon as the callee's audio connects (the service
    * records it in the transcript at the answer).
    */
-  placeCall(call: { callId: string; from: string; to: string; voiceId: string; greeting?: string | null }): Promise<{ carrierRef: string }>;
+  placeCall(call: { callId: string; from: string; to: string; voiceId: string; greeting?: string | null } & CallExtras): Promise<{ carrierRef: string }>;
   /**
    * Ends a live or ringing call that the service has already recorded as ended (`status` is how:
    * `completed` if it had been answered, `canceled` if not). Never throws: the end is recorded.
@@ -58,6 +58,10 @@ export interface Carrier {
   speak(callId: string, speech: Speech): Promise<void>;
   /** Plays keypad tones into a live call: 0-9, `*`, `#`, and `w` for a half-second pause. */
   sendDigits(callId: string, digits: string): Promise<void>;
+  /** The audio of a recording the carrier reported ready (CarrierSignals.recordingReady). */
+  fetchRecording(recording: { carrierRef: string; durationSeconds: number }): Promise<RecordingAudio>;
+  /** Deletes a recording at the carrier; one the carrier no longer has is not an error. */
+  deleteRecording(recording: { carrierRef: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -74,6 +78,10 @@ export interface CarrierSignals {
   callerUtterance(callId: string, text: string, input?: "speech" | "dtmf"): Promise<{ turnId: string }>;
   /** The caller spoke over the agent. */
   callerInterrupted(callId: string): Promise<void>;
+  /** Machine detection's verdict on an outbound call placed with `machineDetection`. */
+  answeredBy(callId: string, answeredBy: AnsweredBy): Promise<void>;
+  /** A call's recording is finished and stored at the carrier. */
+  recordingReady(recording: { callId: string; carrierRef: string; durationSeconds: number }): Promise<void>;
   /** A text arrived on one of the service's numbers. */
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }): Promise<InboundSmsDecision>;
 }
@@ -99,6 +107,27 @@ export interface FarParty {
 
 export type EndedBy = "agent" | "caller" | "carrier" | "service";
 
+/** Who answered a call, as the carrier's machine detection tells. */
+export type AnsweredBy = "human" | "machine" | "fax" | "unknown";
+
+/** What a call asks of the carrier beyond connecting it (docs/decisions/0085-voicemail-and-recording.md). */
+export interface CallExtras {
+  /** Outbound: listen for an answering machine and report who answered (CarrierSignals.answeredBy). */
+  machineDetection?: "detect" | "leave_message" | undefined;
+  /**
+   * Record the call: the other party hears this notice first, and the recording starts only once
+   * it has been said; the finished recording is reported through CarrierSignals.recordingReady.
+   */
+  recordingNotice?: string | undefined;
+}
+
+/** A recording's audio, streamed from the carrier. */
+export interface RecordingAudio {
+  contentType: string;
+  contentLength?: number | undefined;
+  body: AsyncIterable<Uint8Array>;
+}
+
 /** What a carrier knows about a status change beyond the status. */
 export interface StatusReport {
   /** The talk time the carrier measured, in whole seconds (on an end). */
@@ -107,7 +136,7 @@ export interface StatusReport {
 
 /** Why a call or text is turned away: nobody answers the number, or the account cannot pay. */
 export type Refusal = "not_in_service" | "insufficient_balance";
-export type InboundCallDecision = { accepted: true; callId: string } | { accepted: false; reason: Refusal };
+export type InboundCallDecision = { accepted: true; callId: string; recordingNotice?: string | undefined } | { accepted: false; reason: Refusal };
 export type InboundSmsDecision = { accepted: true; messageId: string } | { accepted: false; reason: Refusal };
 
 /**

@@ -34,6 +34,9 @@ export const billingSettings = z
     BILLING_INTERVAL_MS: z.coerce.number().int().min(50).max(3_600_000).default(1_000).meta({
       description: "How often the billing jobs (call metering, lease renewals) run.",
     }),
+    RATE_RECORDING_PER_MINUTE_MONTH_USD: usd.default("0.0005").meta({
+      description: "Storage of call recordings, per minute of audio (rounded up) per month; the first month is charged when the recording is ready.",
+    }),
   })
   .meta({ title: "Billing", description: "What accounts are given and charged, in USD, and how often the billing jobs run." });
 
@@ -53,6 +56,7 @@ export function billingConfig(e: BillingSettings & Pick<CarrierSettings, "CARRIE
       },
       callPerSecond: { inbound: usdToMicros(e.RATE_CALL_INBOUND_PER_MINUTE_USD) / 60, outbound: usdToMicros(e.RATE_CALL_OUTBOUND_PER_MINUTE_USD) / 60 },
       smsInbound: usdToMicros(e.RATE_SMS_INBOUND_USD),
+      recordingPerMinuteMonth: usdToMicros(e.RATE_RECORDING_PER_MINUTE_MONTH_USD),
     },
     callBillingBlockSeconds: e.CALL_BILLING_BLOCK_SECONDS,
     numberGraceDays: e.NUMBER_GRACE_DAYS,

@@ -17,6 +17,9 @@ export const turnSettings = z
     }),
     RELAY_WINDOW: z.coerce.number().int().min(1).max(10_000).default(100).meta({ description: "Most unacknowledged events in flight on one relay socket." }),
     RELAY_PING_MS: z.coerce.number().int().min(100).max(300_000).default(25_000).meta({ description: "Relay keep-alive ping interval." }),
+    RECORDING_NOTICE: z.string().trim().min(1).max(300).default("This call is recorded.").meta({
+      description: "What the other party hears when a recorded call connects; nothing is recorded before it has been said.",
+    }),
   })
   .meta({ title: "Live turns and the relay", description: "How long a caller waits for an agent's answer, and how the relay paces its events." });
 
@@ -30,5 +33,6 @@ export function turnConfig(e: TurnSettings) {
     relayAckTimeoutMs: e.RELAY_ACK_TIMEOUT_MS,
     relayWindow: e.RELAY_WINDOW,
     relayPingMs: e.RELAY_PING_MS,
+    recordingNotice: e.RECORDING_NOTICE,
   };
 }

@@ -15,6 +15,8 @@ export const EVENT_TYPES = [
   "webhook.test",
   "number.renewal_failed",
   "number.released",
+  "call.answered_by",
+  "call.recording.ready",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -27,6 +27,7 @@ export function presentNumber(row: NumberRow): PhoneNumberRecord {
     released_at: row.releasedAt?.toISOString() ?? null,
     renews_at: row.status === "active" && row.autoRenew ? (row.paidThrough?.toISOString() ?? null) : null,
     expires_at: row.status === "active" && !row.autoRenew ? (row.paidThrough?.toISOString() ?? null) : null,
+    record_inbound: row.recordInbound,
   };
 }
 
@@ -186,6 +187,18 @@ export async function reassignNumber(core: Core, accountId: string, numberId: st
   const [updated] = await core.db
     .update(numbers)
     .set({ agentId, updatedAt: core.now() })
+    .where(and(eq(numbers.numberId, numberId), eq(numbers.status, "active")))
+    .returning();
+  if (!updated) throw releasedError(row);
+  return presentNumber(updated);
+}
+
+/** Changes a number's settings (whether inbound calls are recorded). A released number is a 409. */
+export async function updateNumber(core: Core, accountId: string, numberId: string, input: { record_inbound: boolean }): Promise<PhoneNumberRecord> {
+  const row = await loadNumber(core.db, accountId, numberId);
+  const [updated] = await core.db
+    .update(numbers)
+    .set({ recordInbound: input.record_inbound, updatedAt: core.now() })
     .where(and(eq(numbers.numberId, numberId), eq(numbers.status, "active")))
     .returning();
   if (!updated) throw releasedError(row);

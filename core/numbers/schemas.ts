@@ -16,6 +16,7 @@ export const PhoneNumberRecord = z
     released_at: Timestamp.nullable(),
     renews_at: Timestamp.nullable().meta({ description: "A monthly number: when the next month is charged" }),
     expires_at: Timestamp.nullable().meta({ description: "A prepaid lease (no-signup route): when it ends unless renewed" }),
+    record_inbound: z.boolean().meta({ description: "Inbound calls to the number are recorded, after the recording notice" }),
   })
   .meta({ id: "PhoneNumber" });
 export type PhoneNumberRecord = z.infer<typeof PhoneNumberRecord>;
@@ -42,6 +43,12 @@ export const ListNumbersQuery = Pagination.extend({
   agent_id: z.string().optional().meta({ description: "Only this agent's numbers" }),
   status: z.enum(["active", "released"]).optional().meta({ description: "Default: active numbers only" }),
 });
+
+export const UpdateNumberBody = z
+  .strictObject({
+    record_inbound: z.boolean().meta({ description: "Record inbound calls to the number: callers hear the recording notice first" }),
+  })
+  .meta({ id: "UpdateNumberRequest" });
 
 export const NumberIdParams = z.object({ number_id: z.string().meta({ description: "The number's id (num_...), not the phone number" }) });
 

@@ -1,7 +1,11 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { z } from "zod";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { placeCall } from "../../core/calls/place-call.js";
 import { pushContext } from "../../core/calls/push-context.js";
 import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
+import { deleteRecording, fetchRecording } from "../../core/calls/recordings.js";
 import { sayOnCall } from "../../core/calls/say-on-call.js";
 import {
   Call,
@@ -19,7 +23,7 @@ import {
 } from "../../core/calls/schemas.js";
 import { sendDigits } from "../../core/calls/send-digits.js";
 import { listOf } from "../../core/schemas/common.js";
-import { defineRoute } from "../http/route.js";
+import { defineRoute, Reply } from "../http/route.js";
 
 const tags = ["Calls"];
 
@@ -33,6 +37,7 @@ export const callRoutes = [
       "Calls `to_number` from the agent's number (`from_number`, one of the agent's own active numbers, else its oldest; any other is a 422 naming `from_number`). " +
       "`greeting` is spoken as soon as the callee answers, and recorded in the transcript as `assistant`; it opens no turn. " +
       "An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. " +
+      "`machine_detection` detect sends call.answered_by; leave_message also leaves `voicemail_message` on a machine and ends the call. `record` records the call after a spoken notice (call.recording.ready). " +
       "Talk time is billed per second while the call runs, and the service ends the call when the balance runs out. Send an Idempotency-Key to make retries safe.",
     tags,
     auth: "api_key",
@@ -145,5 +150,46 @@ export const callRoutes = [
     response: { status: 200, description: "Sent", schema: DigitsResult },
     errors: [404, 409, 410],
     handler: ({ core, auth, params, body }) => sendDigits(core, auth.accountId, params.call_id, body.digits),
+  }),
+  defineRoute({
+    operationId: "getCallRecording",
+    method: "get",
+    path: "/v1/calls/{call_id}/recording",
+    summary: "Download a call's recording",
+    description:
+      "The audio of a recorded call (`record: true`, or a number with `record_inbound`), once call.recording.ready has been sent. The service fetches it from the carrier and streams it: " +
+      "no carrier URL or credential is involved. 404 while there is none, after it was deleted, and for another account's call.",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    response: { status: 200, description: "The audio", schema: z.string().meta({ format: "binary" }), contentType: "audio/wav" },
+    errors: [502],
+    handler: async ({ core, auth, params, res }) => {
+      const audio = await fetchRecording(core, auth.accountId, params.call_id);
+      res.statusCode = 200;
+      res.setHeader("Content-Type", audio.contentType);
+      if (audio.contentLength !== undefined) res.setHeader("Content-Length", audio.contentLength);
+      res.setHeader("Content-Disposition", `attachment; filename="${audio.recordingId}.${audio.contentType === "audio/mpeg" ? "mp3" : "wav"}"`);
+      res.setHeader("Cache-Control", "private, no-store");
+      res.flushHeaders();
+      await pipeline(Readable.from(audio.body), res);
+      return undefined;
+    },
+  }),
+  defineRoute({
+    operationId: "deleteCallRecording",
+    method: "delete",
+    path: "/v1/calls/{call_id}/recording",
+    summary: "Delete a call's recording",
+    description: "Deletes the recording at the carrier too. Afterwards the recording is a 404.",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    response: { status: 204, description: "Deleted" },
+    errors: [502],
+    handler: async ({ core, auth, params }) => {
+      await deleteRecording(core, auth.accountId, params.call_id);
+      return new Reply(204, undefined);
+    },
   }),
 ];

@@ -1,5 +1,13 @@
-import { attachNumber, buyNumber, getNumber, listNumbers, reassignNumber, releaseNumber } from "../../core/numbers/numbers.js";
-import { AttachQuery, BuyNumberBody, ListNumbersQuery, NumberIdParams, PhoneNumberRecord, ReassignQuery } from "../../core/numbers/schemas.js";
+import { attachNumber, buyNumber, getNumber, listNumbers, reassignNumber, releaseNumber, updateNumber } from "../../core/numbers/numbers.js";
+import {
+  AttachQuery,
+  BuyNumberBody,
+  ListNumbersQuery,
+  NumberIdParams,
+  PhoneNumberRecord,
+  ReassignQuery,
+  UpdateNumberBody,
+} from "../../core/numbers/schemas.js";
 import { listOf } from "../../core/schemas/common.js";
 import { defineRoute } from "../http/route.js";
 
@@ -83,5 +91,20 @@ export const numberRoutes = [
     response: { status: 200, description: "The released number", schema: PhoneNumberRecord },
     errors: [409, 502],
     handler: ({ core, auth, params }) => releaseNumber(core, auth.accountId, params.number_id),
+  }),
+  defineRoute({
+    operationId: "updateNumber",
+    method: "patch",
+    path: "/v1/numbers/{number_id}",
+    summary: "Change a number's settings",
+    description:
+      "`record_inbound: true` records the number's inbound calls; callers hear the recording notice before anything is recorded. A released number is a 409.",
+    tags,
+    auth: "api_key",
+    params: NumberIdParams,
+    body: UpdateNumberBody,
+    response: { status: 200, description: "The number", schema: PhoneNumberRecord },
+    errors: [409],
+    handler: ({ core, auth, params, body }) => updateNumber(core, auth.accountId, params.number_id, body),
   }),
 ];

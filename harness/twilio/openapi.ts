@@ -68,6 +68,7 @@ export class TwilioOpenApi {
 
   constructor(path = twilioOpenApiPath()) {
     this.document = JSON.parse(readFileSync(path, "utf8")) as Document;
+    untypedNullables(this.document);
     addFormats(this.ajv);
     this.ajv.addFormat("endpoint", (v: string) => PHONE.test(v) || /^(sip|client):\S+$/.test(v));
     this.ajv.addFormat("phone-number", (v: string) => PHONE.test(v));
@@ -159,4 +160,19 @@ export class TwilioOpenApi {
       (e) => `${label}${e.instancePath} ${e.message}${e.params && "missingProperty" in e.params ? ` (${String(e.params.missingProperty)})` : ""}`,
     );
   }
+}
+
+/**
+ * Drops `nullable` where the document gives no `type` (a call recording's `encryption_details`):
+ * Ajv refuses to compile such a schema, and with no type any value, null included, is allowed anyway.
+ */
+function untypedNullables(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) untypedNullables(item);
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  const schema = node as Record<string, unknown>;
+  if (schema.nullable === true && schema.type === undefined && schema.$ref === undefined) delete schema.nullable;
+  for (const value of Object.values(schema)) untypedNullables(value);
 }

@@ -105,6 +105,36 @@ export function callResource(api: TwilioOpenApi, accountSid: string, c: StandInC
   });
 }
 
+/** A recording at the stand-in: of a call, started through `Calls/{CallSid}/Recordings`. */
+export interface StandInRecording {
+  sid: string;
+  callSid: string;
+  channels: number;
+  status: "in-progress" | "completed";
+  started: Date;
+  duration: number | null;
+  statusCallback: string | null;
+  statusCallbackEvents: string[];
+}
+
+export function callRecordingResource(api: TwilioOpenApi, accountSid: string, r: StandInRecording) {
+  return complete(api, "api.v2010.account.call.call_recording", {
+    account_sid: accountSid,
+    api_version: "2010-04-01",
+    call_sid: r.callSid,
+    date_created: rfc2822(r.started),
+    date_updated: rfc2822(new Date()),
+    start_time: rfc2822(r.started),
+    duration: r.duration === null ? "-1" : String(r.duration),
+    sid: r.sid,
+    uri: `/2010-04-01/Accounts/${accountSid}/Calls/${r.callSid}/Recordings/${r.sid}.json`,
+    status: r.status,
+    channels: r.channels,
+    source: "StartCallRecordingAPI",
+    track: "both",
+  });
+}
+
 export function accountResource(api: TwilioOpenApi, accountSid: string) {
   return complete(api, "api.v2010.account", {
     sid: accountSid,

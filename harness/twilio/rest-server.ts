@@ -6,11 +6,13 @@ import { type MatchedOperation, TwilioOpenApi } from "./openapi.js";
 import {
   accountResource,
   availableResource,
+  callRecordingResource,
   callResource,
   numberResource,
   page,
   type StandInCallRecord,
   type StandInNumber,
+  type StandInRecording,
   twilioError,
 } from "./resources.js";
 import { twilioSid } from "./signing.js";
@@ -35,6 +37,9 @@ export interface StandInCall extends StandInCallRecord {
   twiml: string | null;
   statusCallback: string | null;
   statusCallbackEvents: string[];
+  /** Answering machine detection asked for (`MachineDetection`), and where its async verdict goes. */
+  machineDetection: string | null;
+  asyncAmdStatusCallback: string | null;
 }
 
 const AVAILABLE_KIND: Record<string, string> = {
@@ -57,6 +62,7 @@ export class TwilioRest {
   readonly violations: string[] = [];
   readonly numbers = new Map<string, StandInNumber>();
   readonly calls = new Map<string, StandInCall>();
+  readonly recordings = new Map<string, StandInRecording>();
   url = "";
   private server: Server | undefined;
   private readonly faults = new Map<string, Fault[]>();
@@ -116,6 +122,9 @@ export class TwilioRest {
       res.writeHead(status, body === undefined ? {} : { "content-type": "application/json" });
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
+    // A recording's media (`.wav`) is not a JSON operation of the document: served here, authenticated like the rest.
+    const media = /^\/2010-04-01\/Accounts\/([^/]+)\/Recordings\/(RE[0-9a-f]{32})\.wav$/.exec(url.pathname);
+    if (media && req.method === "GET") return this.serveMedia(req, res, media[1]!, media[2]!);
     const checked = this.api.check({ method: req.method ?? "GET", path: url.pathname, query, form });
     if ("problems" in checked) {
       this.violated(`${req.method} ${url.pathname}: ${checked.problems.join("; ")}`);
@@ -145,7 +154,7 @@ export class TwilioRest {
     send(status, body);
   }
 
-  private violated(problem: string): void {
+  protected violated(problem: string): void {
     this.violations.push(problem);
     this.unreported.push(problem);
   }
@@ -225,6 +234,14 @@ export class TwilioRest {
         if (op.operationId === "UpdateCall") this.updated(call, first(form.Status));
         return [200, callResource(this.api, this.accountSid, call)];
       }
+      case "CreateCallRecording":
+        return this.startRecording(op.params.CallSid!, form);
+      case "DeleteRecording": {
+        const recording = this.recordings.get(op.params.Sid!);
+        if (!recording) return [404, twilioError(404, 20404, `The requested resource ${base}/Recordings/${op.params.Sid}.json was not found`)];
+        this.recordings.delete(recording.sid);
+        return [204, undefined];
+      }
       default:
         return [404, twilioError(404, 20404, `the stand-in does not serve ${op.operationId}`)];
     }
@@ -265,6 +282,14 @@ export class TwilioRest {
     const owned = [...this.numbers.values()].find((n) => n.phoneNumber === from);
     if (!owned) return [400, twilioError(400, 21210, `The source phone number provided, ${from}, is not yet verified for your account.`)];
     const events = form.StatusCallbackEvent;
+    // Twilio's documented values, which its OpenAPI leaves as free strings.
+    const machineDetection = first(form.MachineDetection) ?? null;
+    if (machineDetection !== null && machineDetection !== "Enable" && machineDetection !== "DetectMessageEnd") {
+      this.violated(`CreateCall: MachineDetection ${machineDetection} is neither Enable nor DetectMessageEnd`);
+    }
+    const asyncAmd = first(form.AsyncAmd);
+    if (asyncAmd !== undefined && asyncAmd !== "true" && asyncAmd !== "false") this.violated(`CreateCall: AsyncAmd ${asyncAmd} is neither true nor false`);
+    if (asyncAmd === "true" && !first(form.AsyncAmdStatusCallback)) this.violated("CreateCall: AsyncAmd true without AsyncAmdStatusCallback");
     const call: StandInCall = {
       sid: twilioSid("CA"),
       from,
@@ -278,9 +303,48 @@ export class TwilioRest {
       twiml: first(form.Twiml) ?? null,
       statusCallback: first(form.StatusCallback) ?? null,
       statusCallbackEvents: Array.isArray(events) ? events : events ? [events] : ["completed"],
+      machineDetection,
+      asyncAmdStatusCallback: asyncAmd === "true" ? (first(form.AsyncAmdStatusCallback) ?? null) : null,
     };
     this.calls.set(call.sid, call);
     return [201, callResource(this.api, this.accountSid, call)];
+  }
+
+  /** `Calls/{CallSid}/Recordings` create: only a call in progress can be recorded (Twilio's 21220 otherwise). */
+  private startRecording(callSid: string, form: Record<string, string | string[]>): [number, unknown] {
+    const call = this.calls.get(callSid);
+    if (!call) return [404, twilioError(404, 20404, `The requested resource /Calls/${callSid} was not found`)];
+    if (call.status !== "in-progress") return [400, twilioError(400, 21220, "Requested resource is not eligible for recording")];
+    const channels = first(form.RecordingChannels) ?? "mono";
+    if (channels !== "mono" && channels !== "dual") this.violated(`CreateCallRecording: RecordingChannels ${channels} is neither mono nor dual`);
+    const events = form.RecordingStatusCallbackEvent;
+    const recording: StandInRecording = {
+      sid: twilioSid("RE"),
+      callSid,
+      channels: channels === "dual" ? 2 : 1,
+      status: "in-progress",
+      started: new Date(),
+      duration: null,
+      statusCallback: first(form.RecordingStatusCallback) ?? null,
+      statusCallbackEvents: (Array.isArray(events) ? events : events ? [events] : ["completed"]).flatMap((e) => e.split(" ")),
+    };
+    this.recordings.set(recording.sid, recording);
+    return [201, callRecordingResource(this.api, this.accountSid, recording)];
+  }
+
+  /** A recording's audio, as Twilio serves `{uri}.wav`: a small WAV (mono 8 kHz PCM silence, one second). */
+  private serveMedia(req: IncomingMessage, res: ServerResponse, accountSid: string, sid: string): void {
+    this.requests.push({ operationId: "FetchRecordingMedia", params: { AccountSid: accountSid, Sid: sid }, query: {}, form: {} });
+    const fail = (status: number, code: number, message: string) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(twilioError(status, code, message)));
+    };
+    if (!this.authorised(req.headers.authorization)) return fail(401, 20003, "Authenticate");
+    const recording = this.recordings.get(sid);
+    if (accountSid !== this.accountSid || !recording || recording.status !== "completed") return fail(404, 20404, "The requested resource was not found");
+    const wav = standInWav(1);
+    res.writeHead(200, { "content-type": "audio/x-wav", "content-length": String(wav.length) });
+    res.end(wav);
   }
 
   /** `Calls` update with `Status`: overridden by the telephony half, which ends the call. */
@@ -288,4 +352,23 @@ export class TwilioRest {
     void call;
     void status;
   }
+}
+
+/** A mono 8 kHz 16-bit PCM WAV of silence. */
+export function standInWav(seconds: number): Buffer {
+  const data = seconds * 8000 * 2;
+  const wav = Buffer.alloc(44 + data);
+  wav.write("RIFF", 0, "ascii");
+  wav.writeUInt32LE(36 + data, 4);
+  wav.write("WAVEfmt ", 8, "ascii");
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(8000, 24);
+  wav.writeUInt32LE(16000, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write("data", 36, "ascii");
+  wav.writeUInt32LE(data, 40);
+  return wav;
 }

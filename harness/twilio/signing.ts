@@ -14,6 +14,6 @@ export function twilioSignature(authToken: string, url: string, params: Record<s
 }
 
 /** A Twilio resource id: two letters and 32 hexadecimal digits (34 characters). */
-export function twilioSid(prefix: "AC" | "CA" | "PN" | "SM" | "VX" | "SK"): string {
+export function twilioSid(prefix: "AC" | "CA" | "PN" | "SM" | "VX" | "SK" | "RE"): string {
   return prefix + randomBytes(16).toString("hex");
 }

@@ -126,6 +126,8 @@ export class TwilioStandIn extends TwilioRest {
       twiml: null,
       statusCallback: number.statusCallback,
       statusCallbackEvents: ["completed"],
+      machineDetection: null,
+      asyncAmdStatusCallback: null,
     };
     this.calls.set(call.sid, call);
     const answer = await this.post(number.voiceUrl, { ...this.callParams(call), CallStatus: "ringing" });
@@ -135,6 +137,28 @@ export class TwilioStandIn extends TwilioRest {
     call.status = "in-progress";
     call.answeredAt = new Date();
     return { answer, call, leg: await this.openRelay(call, answer.text) };
+  }
+
+  /**
+   * Answering machine detection's verdict on a call placed with `AsyncAmd`: Twilio POSTs the
+   * `AsyncAmdStatusCallback` with `AnsweredBy` (human, machine_start, machine_end_beep,
+   * machine_end_silence, machine_end_other, fax, unknown) and `MachineDetectionDuration` (ms).
+   */
+  async amdVerdict(callSid: string, answeredBy: string, extra: Record<string, string> = {}): Promise<WebhookAnswer> {
+    const call = this.call(callSid);
+    if (!call.asyncAmdStatusCallback) throw new Error(`call ${callSid} was placed without AsyncAmd`);
+    return this.post(call.asyncAmdStatusCallback, {
+      AccountSid: this.accountSid,
+      CallSid: call.sid,
+      AnsweredBy: answeredBy,
+      MachineDetectionDuration: "4120",
+      ...extra,
+    });
+  }
+
+  /** The call's recordings at the stand-in, oldest first. */
+  recordingsOf(callSid: string) {
+    return [...this.recordings.values()].filter((r) => r.callSid === callSid);
   }
 
   /** Someone texts one of the account's numbers: Twilio POSTs the number's messaging webhook. */
@@ -245,7 +269,32 @@ export class TwilioStandIn extends TwilioRest {
     if (ENDED.has(call.status)) return undefined;
     call.endedAt = new Date();
     this.legs.get(call.sid)?.close();
-    return this.report(call, call.answeredAt ? "completed" : "canceled");
+    const reported = await this.report(call, call.answeredAt ? "completed" : "canceled");
+    await this.finishRecordings(call);
+    return reported;
+  }
+
+  /** The call ended: its recordings complete, each reported to its status callback (signed). */
+  private async finishRecordings(call: StandInCall): Promise<void> {
+    for (const recording of this.recordingsOf(call.sid)) {
+      if (recording.status !== "in-progress") continue;
+      recording.status = "completed";
+      recording.duration = Math.round((call.endedAt!.getTime() - recording.started.getTime()) / 1000);
+      if (!recording.statusCallback || !recording.statusCallbackEvents.includes("completed")) continue;
+      await this.post(recording.statusCallback, {
+        AccountSid: this.accountSid,
+        CallSid: call.sid,
+        RecordingSid: recording.sid,
+        RecordingUrl: `${this.url}/2010-04-01/Accounts/${this.accountSid}/Recordings/${recording.sid}`,
+        RecordingStatus: "completed",
+        RecordingDuration: String(recording.duration),
+        RecordingChannels: String(recording.channels),
+        RecordingStartTime: rfc2822(recording.started),
+        RecordingSource: "StartCallRecordingAPI",
+        RecordingTrack: "both",
+        ErrorCode: "0",
+      });
+    }
   }
 
   private async openRelay(call: StandInCall, twiml: string): Promise<RelayLeg> {

@@ -21,6 +21,10 @@ interface CallOutcome {
   currency: string;
   ended_by: "agent" | "caller" | "carrier" | "service";
   transcript_url: string;
+  /** Who answered, with machine_detection (else null). */
+  answered_by?: "human" | "machine" | "fax" | "unknown" | null;
+  /** The voicemail_message was left on an answering machine. */
+  voicemail_left?: boolean;
 }
 
 /**
@@ -56,6 +60,23 @@ export interface EventPayloads {
   "number.renewal_failed": { number_id: string; phone_number: string; amount: string; currency: string; release_at: string };
   "number.released": { number_id: string; phone_number: string; reason: "unpaid" | "lease_expired"; released_at: string };
   "webhook.test": Record<string, unknown>;
+  "call.answered_by": {
+    call_id: string;
+    answered_by: "human" | "machine" | "fax" | "unknown";
+    machine_detection: "detect" | "leave_message";
+    /** With leave_message and a machine: the message is being left, then the call ends. */
+    voicemail_left: boolean;
+    status: string;
+  };
+  "call.recording.ready": {
+    call_id: string;
+    recording_id: string;
+    duration_s: number;
+    /** GET it with the API key (null when the service serves no HTTP). */
+    recording_url: string | null;
+    charge: string;
+    currency: string;
+  };
 }
 
 type Common = Omit<Envelope, "event_type" | "payload" | "call_id" | "turn_id" | "session_key" | "conversation" | "push_context_url" | "push_token">;

@@ -168,8 +168,8 @@ describe("the meter", () => {
 
   it("ends a call answered when the balance could no longer pay a second, at its answer, charging nothing", async () => {
     const clock = manualClock(service.core);
-    // ...0004 rings until the carrier reports the answer; meanwhile the money goes elsewhere.
-    const { account, api, call } = await callWith(60 * RATE, "+14155550004");
+    // ...0005 rings until the carrier reports the answer; meanwhile the money goes elsewhere.
+    const { account, api, call } = await callWith(60 * RATE, "+14155550005");
     expect(call.status).not.toBe("in-progress");
     await service.core.db.transaction((tx) =>
       tryCharge(tx, { accountId: account.accountId, category: "operator_credit", description: "spent elsewhere", at: clock.now() }, 60 * RATE),

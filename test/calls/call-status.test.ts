@@ -33,10 +33,10 @@ afterEach(() => {
   service.core.now = () => new Date();
 });
 
-/** An outbound call left ringing (the sandbox never answers +14155550004). */
+/** An outbound call left ringing (the sandbox never answers +14155550005). */
 async function ringingCall() {
   const { agentId } = await agentWithNumber(api);
-  const placed = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004" });
+  const placed = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550005" });
   expect(placed.body.status).toBe("ringing");
   return { agentId, callId: placed.body.call_id as string };
 }

@@ -95,7 +95,7 @@ describe("placing calls", () => {
 
   it("hangs up a call that is still ringing: canceled, call.canceled", async () => {
     const { agentId } = await agentWithNumber(api);
-    const ringing = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004" });
+    const ringing = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550005" });
     expect(ringing.body.status).toBe("ringing");
     const hung = await api.post(`/v1/calls/${ringing.body.call_id}/hangup`);
     expect(hung.body).toMatchObject({ status: "canceled", ended_by: "agent", answered_at: null });

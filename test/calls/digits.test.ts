@@ -98,7 +98,7 @@ describe("digits refused", () => {
 
   it("on a ringing call: 409 call_not_in_progress, nothing sent", async () => {
     const { agentId } = await agentWithNumber(api);
-    const ringing = (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004" })).body;
+    const ringing = (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550005" })).body;
     const phone = await Softphone.connect(service.baseUrl, ringing.call_id, account.apiKey);
     const refused = await api.post(`/v1/calls/${ringing.call_id}/digits`, { digits: "1" });
     expect(refused.status).toBe(409);

@@ -118,7 +118,7 @@ describe("a line refused", () => {
 
   it("on a call still ringing: 409 call_not_in_progress, the call left ringing", async () => {
     const { agentId } = await agentWithNumber(api);
-    const ringing = (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004" })).body;
+    const ringing = (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550005" })).body;
     expect(ringing.status).toBe("ringing");
     const refused = await api.post(`/v1/calls/${ringing.call_id}/say`, { text: "Hello?", end_call: true });
     expect(refused.status).toBe(409);

@@ -119,6 +119,22 @@ describe("the CLI against the sandbox", () => {
     const transcript = await cli(["transcript", callId]);
     expect(transcript.stdout).toBe("caller: Hello there\n");
     expect(JSON.parse((await cli(["transcript", callId, "--json"])).stdout)).toEqual([{ role: "user", text: "Hello there", timestamp: expect.any(String) }]);
+
+    // A recorded call to a voicemail box (…0004), leaving a message.
+    const voicemail = await cli([
+      "call",
+      "+14155550004",
+      "--agent",
+      agentId,
+      "--record",
+      "--machine-detection",
+      "leave_message",
+      "--voicemail-message",
+      "Your order is ready.",
+      "--json",
+    ]);
+    expect(voicemail.code, voicemail.stderr).toBe(0);
+    expect(JSON.parse(voicemail.stdout)).toMatchObject({ record: true, answered_by: "machine", voicemail_left: true, status: "completed" });
   });
 
   it("says what went wrong in one line: a refusal from the service, no key, no service", { timeout: 60_000 }, async () => {

@@ -35,7 +35,7 @@ async function toolsList(token: string): Promise<string> {
 // SHA-256 of tools/list's answer to an API key (sandbox carrier) as it was before OAuth came to
 // /mcp (main at 6f0ed0a): OAuth changed nothing an API key sees. A deliberate change to a tool
 // changes it: then put the new hash here.
-const TOOLS_LIST_BEFORE_OAUTH = "78cd698fc9ab1c24232a4312bab366aa87587dd5f432a830c70f468c2d4a944c";
+const TOOLS_LIST_BEFORE_OAUTH = "6f870b0252899a99e57367e8f9212dc1ea2ac4d67e9904b0d61c6ef813537bc3";
 
 describe("the MCP tools under OAuth", () => {
   it("answers an API key's tools/list byte for byte as before, and an OAuth client's the same", async () => {

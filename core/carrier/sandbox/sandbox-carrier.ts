@@ -1,13 +1,25 @@
 import { randomBytes } from "node:crypto";
 import type { CallStatus } from "../../db/schema/calls.js";
-import { type Carrier, type CarrierEndpoints, CarrierRefusal, type CarrierSignals, type FarParty, type NumberRequest, type Speech } from "../carrier.js";
+import {
+  type CallExtras,
+  type Carrier,
+  type CarrierEndpoints,
+  CarrierRefusal,
+  type CarrierSignals,
+  type FarParty,
+  type NumberRequest,
+  type RecordingAudio,
+  type Speech,
+} from "../carrier.js";
 import type { CarrierDependencies } from "../carrier-kind.js";
 import { sandboxBlock, shuffledNumbers } from "./numbers.js";
+import { SandboxRecorder } from "./recorder.js";
 import { Softphones } from "./softphone.js";
 
 /**
  * What an outbound sandbox call does, by the last four digits of the number dialled: 0001 is
- * busy, 0002 does not answer, 0003 fails, 0004 rings until hung up; anything else answers at once.
+ * busy, 0002 does not answer, 0003 fails, 0005 rings until hung up; anything else answers at once
+ * (0004 is answered by a voicemail box: see `sandboxAnswerer`).
  */
 export function sandboxOutcome(toNumber: string): CallStatus | null {
   switch (toNumber.slice(-4)) {
@@ -17,11 +29,16 @@ export function sandboxOutcome(toNumber: string): CallStatus | null {
       return "no-answer";
     case "0003":
       return "failed";
-    case "0004":
+    case "0005":
       return null;
     default:
       return "in-progress";
   }
+}
+
+/** Who answers an answered sandbox call: a number ending 0004 is a voicemail box, any other a person. */
+export function sandboxAnswerer(toNumber: string): "human" | "machine" {
+  return toNumber.endsWith("0004") ? "machine" : "human";
 }
 
 /**
@@ -36,15 +53,23 @@ export class SandboxCarrier implements Carrier {
   readonly farParty: FarParty;
   private signals: CarrierSignals | undefined;
   private readonly softphones: Softphones;
+  private readonly recorder = new SandboxRecorder();
 
   constructor(deps: CarrierDependencies) {
     this.farParty = {
-      ringInbound: (call) => this.reporting.inboundCall({ ...call, carrierRef: `SBCA${randomBytes(8).toString("hex")}` }),
+      ringInbound: async (call) => {
+        const decision = await this.reporting.inboundCall({ ...call, carrierRef: `SBCA${randomBytes(8).toString("hex")}` });
+        if (decision.accepted && decision.recordingNotice) await this.startRecording(decision.callId, decision.recordingNotice);
+        return decision;
+      },
       deliverSms: (message) => this.reporting.inboundSms({ ...message, carrierRef: `SBSM${randomBytes(8).toString("hex")}` }),
       say: (callId, text) => this.reporting.callerUtterance(callId, text, "speech"),
       pressKeys: (callId, digits) => this.reporting.callerUtterance(callId, digits, "dtmf"),
       interrupt: (callId) => this.reporting.callerInterrupted(callId),
-      hangup: (callId) => this.reporting.callStatus(callId, "completed", "caller"),
+      hangup: async (callId) => {
+        await this.reporting.callStatus(callId, "completed", "caller");
+        await this.finishRecording(callId);
+      },
     };
     this.softphones = new Softphones({ ...deps, farParty: this.farParty });
     this.endpoints = { webhooks: [], sockets: [this.softphones.endpoint()] };
@@ -73,16 +98,43 @@ export class SandboxCarrier implements Carrier {
 
   async releaseNumber(): Promise<void> {}
 
-  async placeCall(call: { callId: string; to: string }) {
+  async placeCall(call: { callId: string; to: string } & CallExtras) {
     // Like a telephone company: the call rings, then the outcome arrives as a status report.
     await this.reporting.callStatus(call.callId, "ringing");
     const outcome = sandboxOutcome(call.to);
     if (outcome) await this.reporting.callStatus(call.callId, outcome, outcome === "in-progress" ? undefined : "carrier");
+    if (outcome === "in-progress") {
+      // The notice first, then the recording; machine detection reports once the greeting (or the beep) is over.
+      if (call.recordingNotice) await this.startRecording(call.callId, call.recordingNotice);
+      if (call.machineDetection) await this.reporting.answeredBy(call.callId, sandboxAnswerer(call.to));
+    }
     return { carrierRef: `SBCA${randomBytes(8).toString("hex")}` };
   }
 
   // The service records the end of a call itself before asking the carrier to hang up.
-  async dropCall(): Promise<void> {}
+  async dropCall(call: { callId: string }): Promise<void> {
+    await this.finishRecording(call.callId);
+  }
+
+  fetchRecording(recording: { carrierRef: string; durationSeconds: number }): Promise<RecordingAudio> {
+    return this.recorder.audio(recording);
+  }
+
+  async deleteRecording(recording: { carrierRef: string }): Promise<void> {
+    this.recorder.delete(recording.carrierRef);
+  }
+
+  /** Says the recording notice to the far party, then starts recording. */
+  private async startRecording(callId: string, notice: string): Promise<void> {
+    await this.softphones.speak(callId, { text: notice, final: true, turnId: null });
+    this.recorder.start(callId);
+  }
+
+  /** The call ended: its recording, if it had one, is finished and reported. */
+  private async finishRecording(callId: string): Promise<void> {
+    const done = this.recorder.stop(callId);
+    if (done) await this.reporting.recordingReady({ callId, ...done });
+  }
 
   speak(callId: string, speech: Speech): Promise<void> {
     return this.softphones.speak(callId, speech);

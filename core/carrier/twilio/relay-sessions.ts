@@ -23,6 +23,8 @@ interface Dependencies {
   bus: Bus;
   logger: Logger;
   signals: () => CarrierSignals;
+  /** Starts recording a call that asked for it, once its relay is set up (after the recording notice). */
+  startRecording: (call: { callId: string; callSid: string }) => Promise<void>;
 }
 
 /** A frame ConversationRelay sends (https://www.twilio.com/docs/voice/conversationrelay/websocket-messages). */
@@ -65,7 +67,7 @@ export class RelaySessions {
         const call = await loadCallById(this.deps.db, callId);
         if (!call) throw new AppError("not_found", `No call ${JSON.stringify(callId)}.`);
         if (TERMINAL_STATUSES.has(call.status)) throw new AppError("gone", `Call ${callId} has ended (${call.status}).`);
-        return new RelaySession(this, callId, call.carrierRef);
+        return new RelaySession(this, callId, call.carrierRef, call.record);
       },
     };
   }
@@ -99,6 +101,10 @@ export class RelaySessions {
     if (this.live.get(callId) === session) this.live.delete(callId);
   }
 
+  startRecording(call: { callId: string; callSid: string }): Promise<void> {
+    return this.deps.startRecording(call);
+  }
+
   get signals(): CarrierSignals {
     return this.deps.signals();
   }
@@ -124,6 +130,7 @@ class RelaySession implements CarrierSocketSession {
     private readonly sessions: RelaySessions,
     private readonly callId: string,
     private readonly carrierRef: string | null,
+    private readonly record = false,
   ) {}
 
   opened(socket: CarrierSocket): void {
@@ -201,6 +208,7 @@ class RelaySession implements CarrierSocketSession {
     this.bound = true;
     this.sessions.bind(this.callId, this);
     await this.sessions.signals.callStatus(this.callId, "in-progress");
+    if (this.record && typeof frame.callSid === "string") await this.sessions.startRecording({ callId: this.callId, callSid: frame.callSid });
   }
 
   private refused(error: unknown): void {

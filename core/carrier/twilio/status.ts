@@ -1,5 +1,5 @@
 import type { CallStatus } from "../../db/schema/calls.js";
-import type { EndedBy } from "../carrier.js";
+import type { AnsweredBy, EndedBy } from "../carrier.js";
 
 /** What a Twilio status callback reports, in the service's terms. */
 export interface TwilioStatus {
@@ -22,6 +22,26 @@ const STATUSES: Record<string, CallStatus> = {
   failed: "failed",
   canceled: "canceled",
 };
+
+/**
+ * Maps answering machine detection's `AnsweredBy` onto who answered: a machine whichever way its
+ * greeting ended (the verdict arrives after the beep, or the silence, with DetectMessageEnd).
+ */
+export function mapAnsweredBy(value: string): AnsweredBy {
+  switch (value) {
+    case "human":
+      return "human";
+    case "machine_start":
+    case "machine_end_beep":
+    case "machine_end_silence":
+    case "machine_end_other":
+      return "machine";
+    case "fax":
+      return "fax";
+    default:
+      return "unknown";
+  }
+}
 
 /**
  * Maps a status callback's `CallStatus` (and `CallDuration`) onto the service's call status.

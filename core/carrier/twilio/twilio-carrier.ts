@@ -3,8 +3,9 @@ import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { CallStatus } from "../../db/schema/calls.js";
 import type { Logger } from "../../logger.js";
-import type { Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, Speech } from "../carrier.js";
+import type { CallExtras, Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, RecordingAudio, Speech } from "../carrier.js";
 import { attachTwilioNumber, buyTwilioNumber, releaseTwilioNumber } from "./numbers.js";
+import { deleteTwilioRecording, fetchTwilioRecording, startTwilioRecording } from "./recordings.js";
 import { RelaySessions } from "./relay-sessions.js";
 import { createTwilioClient, type TwilioClient, twilioRequest } from "./rest.js";
 import { relayTwiml } from "./twiml.js";
@@ -18,6 +19,8 @@ export interface TwilioCarrierOptions {
   db: Database;
   bus: Bus;
   logger: Logger;
+  /** What the other party of a recorded call hears first (RECORDING_NOTICE). */
+  recordingNotice: string;
 }
 
 /**
@@ -33,11 +36,13 @@ export class TwilioCarrier implements Carrier {
   private readonly relays: RelaySessions;
   private readonly urls: ReturnType<typeof twilioUrls>;
   private readonly logger: Logger;
+  private readonly config: TwilioConfig;
 
   constructor(options: TwilioCarrierOptions) {
     this.client = createTwilioClient(options.config);
     this.urls = twilioUrls(options.baseUrl);
     this.logger = options.logger;
+    this.config = options.config;
     const signals = () => this.reporting;
     this.relays = new RelaySessions({
       authToken: options.config.authToken,
@@ -46,9 +51,18 @@ export class TwilioCarrier implements Carrier {
       bus: options.bus,
       logger: options.logger,
       signals,
+      startRecording: (call) => startTwilioRecording(this.client, this.urls, this.logger, call),
     });
     this.endpoints = {
-      webhooks: twilioWebhooks({ config: options.config, client: this.client, baseUrl: options.baseUrl, db: options.db, logger: options.logger, signals }),
+      webhooks: twilioWebhooks({
+        config: options.config,
+        client: this.client,
+        baseUrl: options.baseUrl,
+        db: options.db,
+        logger: options.logger,
+        signals,
+        recordingNotice: options.recordingNotice ?? "This call is recorded.",
+      }),
       sockets: [this.relays.endpoint()],
     };
   }
@@ -79,17 +93,33 @@ export class TwilioCarrier implements Carrier {
   }
 
   /** `Calls` create with the ConversationRelay TwiML inline and status callbacks naming our call. */
-  async placeCall(call: { callId: string; from: string; to: string; voiceId: string; greeting?: string | null }) {
+  async placeCall(call: { callId: string; from: string; to: string; voiceId: string; greeting?: string | null } & CallExtras) {
     const created = await twilioRequest(
       "the call",
       () =>
         this.client.calls.create({
           to: call.to,
           from: call.from,
-          twiml: relayTwiml({ socketUrl: this.urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId, greeting: call.greeting }),
+          twiml: relayTwiml({
+            socketUrl: this.urls.relayOf(call.callId),
+            callId: call.callId,
+            voiceId: call.voiceId,
+            greeting: call.greeting,
+            recordingNotice: call.recordingNotice,
+          }),
           statusCallback: this.urls.statusOf(call.callId),
           statusCallbackMethod: "POST",
           statusCallbackEvent: ["initiated", "ringing", "answered", "completed"],
+          // Answering machine detection in the background (the call connects at once); its
+          // verdict comes to the AMD callback after the greeting's end (the beep) with DetectMessageEnd.
+          ...(call.machineDetection
+            ? {
+                machineDetection: "DetectMessageEnd",
+                asyncAmd: "true",
+                asyncAmdStatusCallback: this.urls.amdOf(call.callId),
+                asyncAmdStatusCallbackMethod: "POST",
+              }
+            : {}),
         }),
       { to: call.to, number: "agent_id" },
     );
@@ -120,6 +150,14 @@ export class TwilioCarrier implements Carrier {
   /** ConversationRelay's `sendDigits` message on the call's socket. */
   sendDigits(callId: string, digits: string): Promise<void> {
     return this.relays.sendDigits(callId, digits);
+  }
+
+  fetchRecording(recording: { carrierRef: string }): Promise<RecordingAudio> {
+    return fetchTwilioRecording(this.config, recording.carrierRef);
+  }
+
+  deleteRecording(recording: { carrierRef: string }): Promise<void> {
+    return deleteTwilioRecording(this.client, recording.carrierRef);
   }
 
   async close(): Promise<void> {

@@ -10,9 +10,18 @@ const TTS_PROVIDER = { google: "Google", amazon: "Amazon", elevenlabs: "ElevenLa
  * call (it comes back in the socket's `setup`), and the call's greeting as `welcomeGreeting`
  * (ConversationRelay speaks it once the session connects). Built with the SDK's TwiML builder.
  */
-export function relayTwiml(options: { socketUrl: string; callId: string; voiceId: string; greeting?: string | null }): string {
+export function relayTwiml(options: {
+  socketUrl: string;
+  callId: string;
+  voiceId: string;
+  greeting?: string | null;
+  recordingNotice?: string | undefined;
+}): string {
   const voice = findVoice(options.voiceId) ?? findVoice(SYSTEM_DEFAULT_VOICE_ID)!;
   const response = new twilio.twiml.VoiceResponse();
+  // A recorded call: the notice is said before the relay connects, and the recording starts at
+  // the relay's setup, so nothing is recorded before the notice was heard.
+  if (options.recordingNotice) response.say(options.recordingNotice);
   const relay = response.connect().conversationRelay({
     url: options.socketUrl,
     ttsProvider: TTS_PROVIDER[voice.provider],

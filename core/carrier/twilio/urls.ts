@@ -8,6 +8,10 @@ export const TWILIO_PATHS = {
   status: "/twilio/status",
   /** The ConversationRelay WebSocket of one call: `/twilio/relay/{call_id}`. */
   relay: "/twilio/relay",
+  /** Answering machine detection's result of an outbound call (`?call_id=`). */
+  amd: "/twilio/amd",
+  /** Recording status callbacks (`?call_id=`). */
+  recording: "/twilio/recording",
 } as const;
 
 /** The absolute URLs Twilio is given, from the public base URL (`BASE_URL`). */
@@ -19,6 +23,8 @@ export function twilioUrls(baseUrl: string) {
     status: baseUrl + TWILIO_PATHS.status,
     statusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.status}?call_id=${encodeURIComponent(callId)}`,
     relayOf: (callId: string) => `${socketBase}${TWILIO_PATHS.relay}/${encodeURIComponent(callId)}`,
+    amdOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.amd}?call_id=${encodeURIComponent(callId)}`,
+    recordingOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.recording}?call_id=${encodeURIComponent(callId)}`,
     /** The relay socket's URL as Twilio was given it, from the path it asked for. */
     relayAt: (pathAndQuery: string) => socketBase + pathAndQuery,
   };

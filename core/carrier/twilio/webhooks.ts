@@ -8,7 +8,7 @@ import type { Logger } from "../../logger.js";
 import type { CarrierHttpRequest, CarrierHttpResponse, CarrierSignals, CarrierWebhook, Refusal } from "../carrier.js";
 import { type TwilioClient, twilioRequest } from "./rest.js";
 import { requireTwilioSignature } from "./signature.js";
-import { mapTwilioStatus } from "./status.js";
+import { mapAnsweredBy, mapTwilioStatus } from "./status.js";
 import { emptyMessagingTwiml, refusalTwiml, relayTwiml } from "./twiml.js";
 import { TWILIO_PATHS, twilioUrls } from "./urls.js";
 
@@ -19,6 +19,8 @@ interface Dependencies {
   db: Database;
   logger: Logger;
   signals: () => CarrierSignals;
+  /** What the other party of a recorded call hears first (RECORDING_NOTICE). */
+  recordingNotice: string;
 }
 
 const SENTENCES: Record<Refusal, string> = {
@@ -57,7 +59,15 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
       .inboundCall({ to: field(request.form, "To"), from: field(request.form, "From"), carrierRef: field(request.form, "CallSid") });
     if (!decision.accepted) return xml(refusalTwiml(SENTENCES[decision.reason]));
     const call = (await loadCallById(deps.db, decision.callId))!;
-    return xml(relayTwiml({ socketUrl: urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId, greeting: call.greeting }));
+    return xml(
+      relayTwiml({
+        socketUrl: urls.relayOf(call.callId),
+        callId: call.callId,
+        voiceId: call.voiceId,
+        greeting: call.greeting,
+        recordingNotice: call.record ? deps.recordingNotice : undefined,
+      }),
+    );
   }
 
   /**
@@ -120,7 +130,40 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
     return xml(emptyMessagingTwiml());
   }
 
+  /** The call a callback names (`?call_id=`, signed with the URL), if it is still the call Twilio means. */
+  async function namedCall(request: CarrierHttpRequest): Promise<CallRow | undefined> {
+    const named = new URL(request.url, "http://x").searchParams.get("call_id");
+    const call = named ? await loadCallById(deps.db, named) : undefined;
+    const callSid = field(request.form, "CallSid");
+    return call && (call.carrierRef === null || call.carrierRef === callSid) ? call : undefined;
+  }
+
+  /** Answering machine detection's verdict (AsyncAmdStatusCallback): `AnsweredBy`, mapped onto ours. */
+  async function amd(request: CarrierHttpRequest) {
+    authentic(request);
+    const call = await namedCall(request);
+    const answeredBy = mapAnsweredBy(field(request.form, "AnsweredBy"));
+    if (call) await deps.signals().answeredBy(call.callId, answeredBy);
+    return NO_CONTENT;
+  }
+
+  /** A recording's status callback: a completed recording is ready (its RecordingSid and RecordingDuration). */
+  async function recording(request: CarrierHttpRequest) {
+    authentic(request);
+    const call = await namedCall(request);
+    if (!call || field(request.form, "RecordingStatus") !== "completed") return NO_CONTENT;
+    const duration = Number(field(request.form, "RecordingDuration", false));
+    await deps.signals().recordingReady({
+      callId: call.callId,
+      carrierRef: field(request.form, "RecordingSid"),
+      durationSeconds: Number.isInteger(duration) && duration >= 0 ? duration : 0,
+    });
+    return NO_CONTENT;
+  }
+
   return [
+    { path: TWILIO_PATHS.amd, handle: amd },
+    { path: TWILIO_PATHS.recording, handle: recording },
     { path: TWILIO_PATHS.voice, handle: voice },
     { path: TWILIO_PATHS.status, handle: status },
     { path: TWILIO_PATHS.sms, handle: sms },

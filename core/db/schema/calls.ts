@@ -38,6 +38,16 @@ export const calls = pgTable(
     billedSeconds: integer("billed_seconds"),
     /** Spoken when the call is answered (the placed call's, or the answering agent's greeting). */
     greeting: text("greeting"),
+    /** Outbound: whether the carrier listens for an answering machine (`detect`, `leave_message`); null is off. */
+    machineDetection: text("machine_detection").$type<"detect" | "leave_message">(),
+    /** Outbound with `leave_message`: what is said after the beep. */
+    voicemailMessage: text("voicemail_message"),
+    /** Who answered, as the carrier's machine detection told: human, machine, fax, unknown. */
+    answeredBy: text("answered_by").$type<"human" | "machine" | "fax" | "unknown">(),
+    /** When the voicemail message was spoken (then the call ended). */
+    voicemailLeftAt: timestamptz("voicemail_left_at"),
+    /** Whether the call is recorded (after the recording notice). */
+    record: boolean("record").notNull().default(false),
     ...timestamps,
   },
   (t) => [

@@ -2,11 +2,11 @@ import { bigint, index, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
 import { accountIdColumn } from "./accounts.js";
 
-export const LEDGER_CATEGORIES = ["signup_credit", "operator_credit", "topup", "number", "call", "sms"] as const;
+export const LEDGER_CATEGORIES = ["signup_credit", "operator_credit", "topup", "number", "call", "sms", "recording"] as const;
 export type LedgerCategory = (typeof LEDGER_CATEGORIES)[number];
 
 /** What a debit (or its refund) was for, finer than the category. */
-export const LEDGER_ITEMS = ["call.inbound", "call.outbound", "number.purchase", "number.renewal", "sms.inbound"] as const;
+export const LEDGER_ITEMS = ["call.inbound", "call.outbound", "number.purchase", "number.renewal", "sms.inbound", "recording.storage"] as const;
 export type LedgerItem = (typeof LEDGER_ITEMS)[number];
 
 /**

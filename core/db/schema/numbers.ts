@@ -29,6 +29,8 @@ export const numbers = pgTable(
     /** When a renewal could not be paid; the number is released after the grace period. */
     renewalFailedAt: timestamptz("renewal_failed_at"),
     releasedAt: timestamptz("released_at"),
+    /** Inbound calls to the number are recorded (after the recording notice). */
+    recordInbound: boolean("record_inbound").notNull().default(false),
     ...timestamps,
   },
   (t) => [

@@ -733,7 +733,7 @@ export interface paths {
         put?: never;
         /**
          * Place a call
-         * @description Calls `to_number` from the agent's number (`from_number`, one of the agent's own active numbers, else its oldest; any other is a 422 naming `from_number`). `greeting` is spoken as soon as the callee answers, and recorded in the transcript as `assistant`; it opens no turn. An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. Talk time is billed per second while the call runs, and the service ends the call when the balance runs out. Send an Idempotency-Key to make retries safe.
+         * @description Calls `to_number` from the agent's number (`from_number`, one of the agent's own active numbers, else its oldest; any other is a 422 naming `from_number`). `greeting` is spoken as soon as the callee answers, and recorded in the transcript as `assistant`; it opens no turn. An agent with no active number gets 400 `no_active_number`; a balance that does not cover the first minute, 402 `insufficient_balance`. `machine_detection` detect sends call.answered_by; leave_message also leaves `voicemail_message` on a machine and ends the call. `record` records the call after a spoken notice (call.recording.ready). Talk time is billed per second while the call runs, and the service ends the call when the balance runs out. Send an Idempotency-Key to make retries safe.
          */
         post: operations["placeCall"];
         delete?: never;
@@ -814,6 +814,30 @@ export interface paths {
          */
         post: operations["hangupCall"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calls/{call_id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a call's recording
+         * @description The audio of a recorded call (`record: true`, or a number with `record_inbound`), once call.recording.ready has been sent. The service fetches it from the carrier and streams it: no carrier URL or credential is involved. 404 while there is none, after it was deleted, and for another account's call.
+         */
+        get: operations["getCallRecording"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a call's recording
+         * @description Deletes the recording at the carrier too. Afterwards the recording is a 404.
+         */
+        delete: operations["deleteCallRecording"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1021,7 +1045,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a number's settings
+         * @description `record_inbound: true` records the number's inbound calls; callers hear the recording notice before anything is recorded. A released number is a 409.
+         */
+        patch: operations["updateNumber"];
         trace?: never;
     };
     "/v1/numbers/{number_id}/reassign": {
@@ -1863,6 +1891,11 @@ export interface components {
              * @example 2026-11-22T10:15:30.000Z
              */
             answered_at: string | null;
+            /**
+             * @description Outbound with machine_detection: who answered (human, machine, fax, unknown); null until known, and without detection
+             * @enum {string|null}
+             */
+            answered_by: "human" | "machine" | "fax" | "unknown" | null;
             /** @description Seconds billed, once ended: the talk time, unless the balance ran out */
             billed_seconds: number | null;
             /** @example call_01jdz3k7q8m9x2v4b6n8p0r2t4 */
@@ -1901,6 +1934,8 @@ export interface components {
             is_owner_call: boolean;
             /** @description The agent's number the call used */
             number_id: string | null;
+            /** @description The call is recorded (after the recording notice); GET /v1/calls/{call_id}/recording once ready */
+            record: boolean;
             /**
              * @description Twilio's vocabulary
              * @enum {string}
@@ -1913,6 +1948,8 @@ export interface components {
             to_number: string;
             /** @description The voice preset in effect for this call */
             voice_id: string;
+            /** @description The voicemail_message was left on an answering machine (then the call ended) */
+            voicemail_left: boolean;
         };
         CallExpenditure: {
             /** @description Seconds the call's rows in the period paid for, less refunded seconds */
@@ -2208,7 +2245,7 @@ export interface components {
                  */
                 amount: string;
                 /** @enum {string} */
-                category: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms";
+                category: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms" | "recording";
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -2217,7 +2254,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 /** @enum {string|null} */
-                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | null;
+                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | null;
                 /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
                 quantity: number;
                 /** @example txn_01jdz3k7q8m9x2v4b6n8p0r2t4 */
@@ -2423,7 +2460,7 @@ export interface components {
             /** @description evt_...; deduplicate on it */
             event_id: string;
             /** @enum {string} */
-            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released";
+            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
             /** @description Type-specific content; see docs/events.md */
             payload: {
                 [key: string]: unknown;
@@ -2580,7 +2617,7 @@ export interface components {
             balance_after: string;
             call_id: string | null;
             /** @enum {string} */
-            category: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms";
+            category: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms" | "recording";
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -2589,7 +2626,7 @@ export interface components {
             created_at: string;
             description: string;
             /** @enum {string|null} */
-            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | null;
+            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | null;
             message_id: string | null;
             number_id: string | null;
             /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
@@ -2798,6 +2835,8 @@ export interface components {
              * @example +14155550123
              */
             phone_number: string;
+            /** @description Inbound calls to the number are recorded, after the recording notice */
+            record_inbound: boolean;
             /**
              * Format: date-time
              * @description ISO-8601 UTC timestamp
@@ -2922,6 +2961,14 @@ export interface components {
                      */
                     monthly: string;
                 };
+            };
+            /** @description Recording storage, per minute of audio (rounded up) per month; the first month is charged when the recording is ready */
+            recordings: {
+                /**
+                 * @description USD as a decimal string with six places
+                 * @example 4.950000
+                 */
+                per_minute_month: string;
             };
             sms: {
                 /**
@@ -3411,10 +3458,23 @@ export interface components {
                     /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
                     greeting?: string;
                     /**
-                     * @description E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 rings until hung up.
+                     * @description detect: call.answered_by says who answered (human, machine, fax, unknown) before the first turn. leave_message: also, when a machine answers, voicemail_message is spoken after the beep and the call ends
+                     * @default off
+                     * @enum {string}
+                     */
+                    machine_detection?: "off" | "detect" | "leave_message";
+                    /**
+                     * @description Record the call: the other party first hears the recording notice, and nothing is recorded before it. call.recording.ready follows the end
+                     * @default false
+                     */
+                    record?: boolean;
+                    /**
+                     * @description E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 is a voicemail box (an answering machine), 0005 rings until hung up.
                      * @example +14155550123
                      */
                     to_number: string;
+                    /** @description Required with machine_detection leave_message: what is left on the answering machine */
+                    voicemail_message?: string;
                 };
             };
         };
@@ -3636,6 +3696,14 @@ export interface components {
                      * @enum {string|null}
                      */
                     voice_id?: "mark" | "jessica" | "journey-o" | "journey-d" | "joanna" | "matthew" | "amy" | "brian" | "lucia" | "sergio" | "lea" | "remi" | "vicki" | "daniel" | null;
+                };
+            };
+        };
+        UpdateNumberRequest: {
+            content: {
+                "application/json": {
+                    /** @description Record inbound calls to the number: callers hear the recording notice first */
+                    record_inbound: boolean;
                 };
             };
         };
@@ -7498,6 +7566,176 @@ export interface operations {
             };
         };
     };
+    getCallRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audio */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": string;
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCallRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     sayOnCall: {
         parameters: {
             query?: never;
@@ -7718,7 +7956,7 @@ export interface operations {
                 /** @description Only this agent's events */
                 agent_id?: string;
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };
@@ -8654,6 +8892,122 @@ export interface operations {
             };
         };
     };
+    updateNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number's id (num_...), not the phone number */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["UpdateNumberRequest"];
+        responses: {
+            /** @description The number */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneNumber"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     reassignNumber: {
         parameters: {
             query: {
@@ -9521,7 +9875,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only rows of this category */
-                category?: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms";
+                category?: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms" | "recording";
                 /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
                 from?: string | unknown | unknown;
                 /** @description Items per page, 1–100 (default 20) */
@@ -11160,7 +11514,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };
