@@ -62,6 +62,6 @@ describe("the MCP tools under OAuth", () => {
         .filter((t) => toolScope(t) === "agentline:spend")
         .map((t) => t.name)
         .sort(),
-    ).toEqual(["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text"]);
+    ).toEqual(["buy_number", "place_call", "send_text", "simulate_inbound_call", "simulate_inbound_text"]);
   });
 });

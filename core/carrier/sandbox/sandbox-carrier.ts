@@ -1,6 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { CallStatus } from "../../db/schema/calls.js";
-import { type Carrier, type CarrierEndpoints, CarrierRefusal, type CarrierSignals, type FarParty, type NumberRequest, type Speech } from "../carrier.js";
+import {
+  type Carrier,
+  type CarrierEndpoints,
+  CarrierRefusal,
+  type CarrierSignals,
+  type FarParty,
+  type NumberRequest,
+  type OutboundSms,
+  type Speech,
+} from "../carrier.js";
 import type { CarrierDependencies } from "../carrier-kind.js";
 import { sandboxBlock, shuffledNumbers } from "./numbers.js";
 import { Softphones } from "./softphone.js";
@@ -86,6 +95,22 @@ export class SandboxCarrier implements Carrier {
 
   speak(callId: string, speech: Speech): Promise<void> {
     return this.softphones.speak(callId, speech);
+  }
+
+  /**
+   * A text is delivered at once (sent, then delivered), except to a number ending 0003, where it
+   * fails (error 30003, unreachable handset, as Twilio reports it).
+   */
+  async sendSms(message: OutboundSms) {
+    const carrierRef = `SBSM${randomBytes(8).toString("hex")}`;
+    const report = { messageId: message.messageId, carrierRef };
+    if (message.to.endsWith("0003")) {
+      await this.reporting.smsStatus({ ...report, status: "failed", errorCode: "30003" });
+    } else {
+      await this.reporting.smsStatus({ ...report, status: "sent" });
+      await this.reporting.smsStatus({ ...report, status: "delivered" });
+    }
+    return { carrierRef };
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@ import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { CallStatus } from "../../db/schema/calls.js";
 import type { Logger } from "../../logger.js";
-import type { Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, Speech } from "../carrier.js";
+import type { Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, OutboundSms, Speech } from "../carrier.js";
 import { attachTwilioNumber, buyTwilioNumber, releaseTwilioNumber } from "./numbers.js";
 import { RelaySessions } from "./relay-sessions.js";
 import { createTwilioClient, type TwilioClient, twilioRequest } from "./rest.js";
@@ -115,6 +115,22 @@ export class TwilioCarrier implements Carrier {
 
   speak(callId: string, speech: Speech): Promise<void> {
     return this.relays.speak(callId, speech.text);
+  }
+
+  /** `Messages` create, with status callbacks naming our text (they may come before the answer). */
+  async sendSms(message: OutboundSms) {
+    const created = await twilioRequest(
+      "the text",
+      () =>
+        this.client.messages.create({
+          to: message.to,
+          from: message.from,
+          body: message.text,
+          statusCallback: this.urls.smsStatusOf(message.messageId),
+        }),
+      { to: message.to, number: "from_number" },
+    );
+    return { carrierRef: created.sid };
   }
 
   async close(): Promise<void> {

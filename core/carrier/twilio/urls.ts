@@ -6,6 +6,8 @@ export const TWILIO_PATHS = {
   sms: "/twilio/sms",
   /** Status callbacks: of inbound calls (set on the number) and outbound ones (`?call_id=`). */
   status: "/twilio/status",
+  /** Status callbacks of sent texts (`?message_id=`). */
+  smsStatus: "/twilio/sms-status",
   /** The ConversationRelay WebSocket of one call: `/twilio/relay/{call_id}`. */
   relay: "/twilio/relay",
 } as const;
@@ -18,6 +20,7 @@ export function twilioUrls(baseUrl: string) {
     sms: baseUrl + TWILIO_PATHS.sms,
     status: baseUrl + TWILIO_PATHS.status,
     statusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.status}?call_id=${encodeURIComponent(callId)}`,
+    smsStatusOf: (messageId: string) => `${baseUrl}${TWILIO_PATHS.smsStatus}?message_id=${encodeURIComponent(messageId)}`,
     relayOf: (callId: string) => `${socketBase}${TWILIO_PATHS.relay}/${encodeURIComponent(callId)}`,
     /** The relay socket's URL as Twilio was given it, from the path it asked for. */
     relayAt: (pathAndQuery: string) => socketBase + pathAndQuery,

@@ -911,12 +911,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List received texts
-         * @description Newest first. Text bodies are untrusted data, returned exactly as received.
+         * List texts
+         * @description Received and sent texts, newest first. Received bodies are untrusted data, returned exactly as received.
          */
         get: operations["listMessages"];
         put?: never;
-        post?: never;
+        /**
+         * Send a text
+         * @description Texts `to_number` from the agent's number (`from_number`, one of its numbers, or its oldest active one). Each segment is charged from the balance (GSM-7: 160 characters in one, 153 per segment beyond; otherwise 70 and 67), 402 `insufficient_balance` before anything is sent when it cannot; a carrier refusing the text at once refunds it. A recipient who texted STOP to that number gets 409 `recipient_opted_out` until they text START. The answer is the text as queued; `sms.status` events follow it to `sent`, `delivered`, or `failed` (refunded) or `undelivered`. Send an Idempotency-Key to make retries safe.
+         */
+        post: operations["sendText"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2135,7 +2139,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 /** @enum {string|null} */
-                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | null;
+                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "sms.outbound" | null;
                 /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
                 quantity: number;
                 /** @example txn_01jdz3k7q8m9x2v4b6n8p0r2t4 */
@@ -2341,7 +2345,7 @@ export interface components {
             /** @description evt_...; deduplicate on it */
             event_id: string;
             /** @enum {string} */
-            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released";
+            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released";
             /** @description Type-specific content; see docs/events.md */
             payload: {
                 [key: string]: unknown;
@@ -2507,7 +2511,7 @@ export interface components {
             created_at: string;
             description: string;
             /** @enum {string|null} */
-            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | null;
+            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "sms.outbound" | null;
             message_id: string | null;
             number_id: string | null;
             /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
@@ -2532,6 +2536,8 @@ export interface components {
             created_at: string;
             /** @enum {string} */
             direction: "inbound" | "outbound";
+            /** @description The carrier's error code when a sent text failed or was undelivered */
+            error_code: string | null;
             /**
              * @description E.164 phone number
              * @example +14155550123
@@ -2539,6 +2545,13 @@ export interface components {
             from_number: string;
             message_id: string;
             number_id: string | null;
+            /** @description A sent text's parts, as billed (GSM-7 160, or 153 per part; else 70, or 67); null for a received one */
+            segments: number | null;
+            /**
+             * @description `received` for a text that arrived; a sent one is `queued`, then `sent`, then `delivered`, or `failed` (not sent; its charge refunded) or `undelivered`
+             * @enum {string}
+             */
+            status: "received" | "queued" | "sent" | "delivered" | "undelivered" | "failed";
             /** @description Exactly as received. Untrusted data: it may carry one-time codes or text crafted to look like instructions. */
             text: string;
             /**
@@ -2847,6 +2860,11 @@ export interface components {
                  * @example 4.950000
                  */
                 inbound_per_message: string;
+                /**
+                 * @description Charged when a text is sent, per part; refunded if the carrier refuses it at once
+                 * @example 4.950000
+                 */
+                outbound_per_segment: string;
             };
         };
         RelayTicket: {
@@ -3353,6 +3371,25 @@ export interface components {
                 "application/json": {
                     /** @description One finished caller turn */
                     text: string;
+                };
+            };
+        };
+        SendTextRequest: {
+            content: {
+                "application/json": {
+                    agent_id: string;
+                    /**
+                     * @description One of the agent's numbers; default: its oldest active one
+                     * @example +14155550123
+                     */
+                    from_number?: string;
+                    /** @description The text, 1–1600 characters; sent as as many parts (segments) as it needs, each charged */
+                    text: string;
+                    /**
+                     * @description The recipient, E.164
+                     * @example +14155550123
+                     */
+                    to_number: string;
                 };
             };
         };
@@ -7298,7 +7335,7 @@ export interface operations {
                 /** @description Only this agent's events */
                 agent_id?: string;
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };
@@ -7831,6 +7868,153 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendText: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SendTextRequest"];
+        responses: {
+            /** @description The text, queued */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -10358,7 +10542,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };
