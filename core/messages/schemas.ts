@@ -58,8 +58,8 @@ export const SendTextBody = z
     to_number: PhoneNumber.meta({ description: "The recipient, E.164" }),
     text: z
       .string()
-      .min(1)
-      .max(MAX_SMS_TEXT)
+      .min(1, { abort: true })
+      .max(MAX_SMS_TEXT, { abort: true })
       .refine((t) => t.trim().length > 0, "must not be blank")
       .meta({ description: `The text, 1–${MAX_SMS_TEXT} characters; sent as as many parts (segments) as it needs, each charged` }),
     from_number: PhoneNumber.optional().meta({ description: "One of the agent's numbers; default: its oldest active one" }),
