@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Agent, UpdateAgentBody } from "../agents/schemas.js";
 import { formatMicros, Money, USD_AMOUNT } from "../billing/money.js";
+import { SendTextBody } from "../messages/schemas.js";
 import { BuyNumberBody, PhoneNumberRecord } from "../numbers/schemas.js";
 import { PhoneNumber } from "../schemas/common.js";
 
@@ -15,6 +16,8 @@ export const WalletPurchase = z
 export const WalletRenewBody = z.strictObject({ number_id: z.string().min(1) }).meta({ id: "WalletRenewRequest" });
 
 export const WalletCallBody = z.strictObject({ to_number: PhoneNumber }).meta({ id: "WalletCallRequest" });
+
+export const WalletTextBody = SendTextBody.omit({ agent_id: true }).meta({ id: "WalletTextRequest" });
 
 export const WalletAgentUpdate = UpdateAgentBody;
 

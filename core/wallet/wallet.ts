@@ -7,6 +7,8 @@ import type { Core } from "../context.js";
 import { agents } from "../db/schema/agents.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError } from "../errors.js";
+import type { SendTextBody } from "../messages/schemas.js";
+import { sendText } from "../messages/send-text.js";
 import { buyNumber, loadNumber, presentNumber } from "../numbers/numbers.js";
 
 /** A prepaid lease runs this long per purchase or renewal. */
@@ -69,4 +71,10 @@ export async function renewWalletNumber(core: Core, accountId: string, numberId:
 export async function placeWalletCall(core: Core, accountId: string, toNumber: string) {
   const agent = await walletAgent(core, accountId);
   return placeCall(core, accountId, { agent_id: agent.agentId, to_number: toNumber });
+}
+
+/** A text from the wallet's agent. */
+export async function sendWalletText(core: Core, accountId: string, text: Omit<SendTextBody, "agent_id">) {
+  const agent = await walletAgent(core, accountId);
+  return sendText(core, accountId, { ...text, agent_id: agent.agentId });
 }

@@ -1348,6 +1348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/x402/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a text from the wallet's agent
+         * @description From the agent's number (or `from_number`, one of its numbers). Each segment is charged from the balance; a recipient who texted STOP gets 409 `recipient_opted_out`. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
+         */
+        post: operations["walletSendText"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/x402/numbers": {
         parameters: {
             query?: never;
@@ -3588,6 +3608,24 @@ export interface components {
             content: {
                 "application/json": {
                     number_id: string;
+                };
+            };
+        };
+        WalletTextRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One of the agent's numbers; default: its oldest active one
+                     * @example +14155550123
+                     */
+                    from_number?: string;
+                    /** @description The text, 1–1600 characters; sent as as many parts (segments) as it needs, each charged */
+                    text: string;
+                    /**
+                     * @description The recipient, E.164
+                     * @example +14155550123
+                     */
+                    to_number: string;
                 };
             };
         };
@@ -10630,6 +10668,189 @@ export interface operations {
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
                     "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    walletSendText: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WalletTextRequest"];
+        responses: {
+            /** @description The text, queued */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
