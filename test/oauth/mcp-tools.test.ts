@@ -35,7 +35,7 @@ async function toolsList(token: string): Promise<string> {
 // SHA-256 of tools/list's answer to an API key (sandbox carrier) as it was before OAuth came to
 // /mcp (main at 6f0ed0a): OAuth changed nothing an API key sees. A deliberate change to a tool
 // changes it: then put the new hash here.
-const TOOLS_LIST_BEFORE_OAUTH = "85e455e47427dddf70337219005ce4471e86e687a85646ed12830a092d574efe";
+const TOOLS_LIST_BEFORE_OAUTH = "1499d824cdfb0391d93edd61ac02c2077c7217c01515de1af9bdc5f5a83f112b";
 
 describe("the MCP tools under OAuth", () => {
   it("answers an API key's tools/list byte for byte as before, and an OAuth client's the same", async () => {
