@@ -132,6 +132,20 @@ describe("sending a text on the sandbox", () => {
   });
 });
 
+describe("usage", () => {
+  it("counts the segments of sent texts, refunds deducted, apart from received texts", async () => {
+    const own = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
+    const { agentId, phoneNumber } = await agentWithNumber(own);
+    await own.post("/v1/sandbox/inbound/sms", { to_number: phoneNumber, from_number: "+14155550132", text: "Hi" });
+    expect((await own.post("/v1/messages", { agent_id: agentId, to_number: "+14155550132", text: "a".repeat(200) })).body.segments).toBe(2);
+    expect((await own.post("/v1/messages", { agent_id: agentId, to_number: "+14155550003", text: "refunded" })).status).toBe(201);
+    const usage = await own.get("/v1/usage");
+    expect(usage.body.sms).toEqual({ received: 1, sent_segments: 2 });
+    const spend = await own.get("/v1/billing/expenditure");
+    expect(spend.body.by_category.sms).toBe("0.024500");
+  });
+});
+
 describe("STOP and START", () => {
   it("a recipient who texts STOP (any case, trimmed, or a synonym) gets 409 recipient_opted_out, nothing charged; START lets texts through again", async () => {
     const { agentId, phoneNumber } = await agentWithNumber(api);

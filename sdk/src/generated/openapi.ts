@@ -2401,7 +2401,7 @@ export interface components {
                  */
                 numbers: string;
                 /**
-                 * @description Received texts
+                 * @description Received texts, and sent texts less refunds
                  * @example 4.950000
                  */
                 sms: string;
@@ -2647,7 +2647,7 @@ export interface components {
                  */
                 numbers: string;
                 /**
-                 * @description Received texts
+                 * @description Received texts, and sent texts less refunds
                  * @example 4.950000
                  */
                 sms: string;
@@ -3126,6 +3126,8 @@ export interface components {
             period: components["schemas"]["ReportPeriod"];
             sms: {
                 received: number;
+                /** @description Segments of texts sent and charged (refunded ones deducted) */
+                sent_segments: number;
             };
         };
         VerifyResult: {
