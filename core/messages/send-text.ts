@@ -10,7 +10,7 @@ import { numbers } from "../db/schema/numbers.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import { presentMessage } from "./messages.js";
-import { isOptedOut } from "./opt-outs.js";
+import { isOptedOut, recordOptChoice } from "./opt-outs.js";
 import type { SendTextBody } from "./schemas.js";
 import { countSegments } from "./segments.js";
 import { applySmsStatus, refundText } from "./sms-status.js";
@@ -117,7 +117,20 @@ export async function sendText(core: Core, accountId: string, input: SendTextBod
   } catch (error) {
     const failure = carrierFailure(error, "to_number");
     if (failure instanceof AppError) {
-      if (await withdraw(core, queued)) throw failure;
+      if (await withdraw(core, queued)) {
+        // The carrier keeps its own opt-out list: what it says is kept here too, until START.
+        if (failure.code === "recipient_opted_out") {
+          await recordOptChoice(core.db, {
+            numberId: queued.numberId!,
+            accountId,
+            remoteNumber: queued.toNumber,
+            keyword: "CARRIER",
+            optedOut: true,
+            at: core.now(),
+          });
+        }
+        throw failure;
+      }
       // Else a report that arrived meanwhile says the carrier took it after all: it stands.
     } else {
       core.logger.error({ err: error, message_id: queued.messageId }, "the carrier did not take the text");

@@ -132,6 +132,11 @@ describe("a text Twilio refuses at once", () => {
     expect((await api.get("/v1/messages/conversations", { query: { agent_id: agentId } })).body.data).toEqual([]);
     expect(await drainEvents(api, agentId)).toEqual([]);
     await expectBalanceIsLedgerSum(env.service.core, account.accountId);
+    // Twilio's opt-out is kept: the next text is refused here, with no charge and no Messages create.
+    const creates = env.twilio.requestsOf("CreateMessage").length;
+    const next = await api.post("/v1/messages", { agent_id: agentId, to_number: "+14155550156", text: "Hi" });
+    expect(next.status).toBe(code === 21610 ? 409 : 201);
+    expect(env.twilio.requestsOf("CreateMessage")).toHaveLength(code === 21610 ? creates : creates + 1);
   });
 
   it("Twilio failing (500): 502 carrier_unavailable, refunded", async () => {

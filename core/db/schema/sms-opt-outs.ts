@@ -17,7 +17,7 @@ export const smsOptOuts = pgTable(
     remoteNumber: text("remote_number").notNull(),
     accountId: accountIdColumn(),
     optedOut: boolean("opted_out").notNull(),
-    /** The word that set it (STOP, START, ...), upper case. */
+    /** The word that set it (STOP, START, ...), upper case; CARRIER when the carrier reported it. */
     keyword: text("keyword").notNull(),
     updatedAt: timestamptz("updated_at").notNull().defaultNow(),
   },
