@@ -98,6 +98,13 @@ async function placeCall(
   print(json, call, call.call_id);
 }
 
+async function sendText(agentId: string, to: string, words: string[], options: { from?: string }, command: Command): Promise<void> {
+  const { agentline, json } = client(command);
+  const message = await agentline.sendText(agentId, to, words.join(" "), { fromNumber: options.from });
+  note(`Text ${message.message_id} from ${message.from_number} to ${message.to_number}: ${message.segments} segment(s), ${message.status}.`);
+  print(json, message, message.message_id);
+}
+
 async function hangUp(callId: string, _options: unknown, command: Command): Promise<void> {
   const { agentline, json } = client(command);
   const call = unwrap(await agentline.api.POST("/v1/calls/{call_id}/hangup", path(callId)));
@@ -235,6 +242,11 @@ export function addApiCommands(program: Command): void {
     .action(say);
   program.command("digits <call_id> <keys>").description("press keys on a live call (0-9, *, #; w waits half a second), for a phone menu").action(pressKeys);
   program.command("transcript <call_id>").description("print what was said on a call").action(transcript);
+  program
+    .command("text <agent_id> <to_number> <text...>")
+    .description("send a text from the agent's number; prints the message id")
+    .option("--from <number>", "another of the agent's numbers to send from")
+    .action(sendText);
 
   const events = program.command("events").description("watch an agent's events");
   events

@@ -90,6 +90,11 @@ export const ERROR_CODES = {
     title: "Number not in service",
     when: "A sandbox call or text was sent to a number that no agent answers (unassigned).",
   },
+  recipient_opted_out: {
+    status: 409,
+    title: "Recipient opted out",
+    when: "A text was sent to a number that texted STOP (or UNSUBSCRIBE, CANCEL, END, QUIT, STOPALL) to the sending number, and not START since; nothing was charged or sent.",
+  },
   call_not_in_progress: {
     status: 409,
     title: "Call not in progress",

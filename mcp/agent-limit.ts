@@ -57,6 +57,7 @@ export const AGENT_LIMIT_RULES: Record<string, Rule> = {
   simulate_caller_speech: "confined",
   simulate_caller_hangup: "confined",
   simulate_inbound_text: "inbound",
+  send_text: "confined",
 };
 
 /**

@@ -38,6 +38,7 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   number_in_use: "Choose another number: this one is already on the service or was released from it.",
   number_released: "A released number is gone for good; buy_number gets a new one.",
   number_not_in_service: "Use a number an agent answers: list_numbers shows them, reassign_number gives one an agent.",
+  recipient_opted_out: "Do not text this number again: its owner texted STOP to the sending number. If they text START, send_text works again.",
   call_not_in_progress: "get_call shows the call's status: only a connected (in-progress) call takes turns.",
   turn_abandoned: `Discard this answer: its turn was given up. ${NEXT_UTTERANCE}`,
   turn_answered: `Nothing more to say for this turn: it already has its final answer. ${NEXT_UTTERANCE}`,

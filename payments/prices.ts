@@ -3,6 +3,7 @@ import { formatMicros, usdToMicros } from "../core/billing/money.js";
 import type { Core } from "../core/context.js";
 import { numbers } from "../core/db/schema/numbers.js";
 import { AppError, notFound } from "../core/errors.js";
+import { countSegments } from "../core/messages/segments.js";
 import type { Price } from "../discovery/operation.js";
 
 /**
@@ -47,6 +48,14 @@ export const callPrice: Price = {
   fixed: (context) => rates(context).callPerSecond.outbound * 60 * CALL_MINUTES,
   description: `${CALL_MINUTES} minutes of outbound talk time at the rate card's per-minute rate; unused time stays on the balance`,
   amount: (context) => rates(context).callPerSecond.outbound * 60 * CALL_MINUTES,
+};
+
+/** A text: its segments at the rate card's price per segment, counted as they will be charged. */
+export const textPrice: Price = {
+  fixed: () => null,
+  variants: (context) => ({ per_segment: rates(context).smsOutboundPerSegment }),
+  description: "The text's segments at the rate card's price per segment (GSM-7: 160 characters in one, 153 per segment beyond; otherwise 70 and 67)",
+  amount: (context, { body }) => countSegments((body as { text: string }).text).segments * rates(context).smsOutboundPerSegment,
 };
 
 export const topupPrice: Price = {

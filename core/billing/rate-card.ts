@@ -17,7 +17,10 @@ export const RateCard = z
       prepaid_block_seconds: z.number().int().meta({ description: "Talk time is paid a block ahead; unused seconds are refunded when the call ends" }),
       minimum_balance_to_call: z.object({ inbound: Money, outbound: Money }).meta({ description: "A call needs its first minute covered" }),
     }),
-    sms: z.object({ inbound_per_message: Money }),
+    sms: z.object({
+      inbound_per_message: Money,
+      outbound_per_segment: Money.meta({ description: "Charged when a text is sent, per part; refunded if the carrier refuses it at once" }),
+    }),
     recordings: z
       .object({ per_minute_month: Money })
       .meta({ description: "Recording storage, per minute of audio (rounded up) per month; the first month is charged when the recording is ready" }),
@@ -42,7 +45,7 @@ export function presentRateCard(config: Pick<Config, "rates" | "callBillingBlock
       prepaid_block_seconds: config.callBillingBlockSeconds,
       minimum_balance_to_call: { inbound: formatMicros(rates.callPerSecond.inbound * 60), outbound: formatMicros(rates.callPerSecond.outbound * 60) },
     },
-    sms: { inbound_per_message: formatMicros(rates.smsInbound) },
+    sms: { inbound_per_message: formatMicros(rates.smsInbound), outbound_per_segment: formatMicros(rates.smsOutboundPerSegment) },
     recordings: { per_minute_month: formatMicros(rates.recordingPerMinuteMonth) },
   };
 }

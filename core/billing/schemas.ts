@@ -8,11 +8,11 @@ import { RateCard } from "./rate-card.js";
 
 const Currency = z.literal("USD");
 
-/** What spend is split into: number fees, call time and received texts. */
+/** What spend is split into: number fees, call time and texts. */
 const SpendByCategory = z.object({
   numbers: Money.meta({ description: "Number purchases and renewals" }),
   calls: Money.meta({ description: "Call time, less refunds of unused prepaid seconds" }),
-  sms: Money.meta({ description: "Received texts" }),
+  sms: Money.meta({ description: "Received texts, and sent texts less refunds" }),
 });
 
 /** The time a report covers. */
@@ -165,7 +165,10 @@ export const UsageReport = z
       billed_seconds: z.number().int(),
       billed_minutes: z.number().meta({ description: "billed_seconds / 60, to two decimals" }),
     }),
-    sms: z.object({ received: z.number().int() }),
+    sms: z.object({
+      received: z.number().int(),
+      sent_segments: z.number().int().meta({ description: "Segments of texts sent and charged (refunded ones deducted)" }),
+    }),
     numbers: z.object({ purchased: z.number().int(), renewed: z.number().int() }),
   })
   .meta({ id: "Usage" });

@@ -29,7 +29,8 @@ export function presentTransaction(row: LedgerRow): LedgerTransaction {
 
 /**
  * What the account used in a period, counted from its ledger rows: calls (distinct calls with
- * charges, and the seconds paid, refunds deducted), texts received, numbers bought and renewed.
+ * charges, and the seconds paid, refunds deducted), texts received, segments of texts sent
+ * (refunds deducted), numbers bought and renewed.
  */
 export async function getUsage(core: Core, accountId: string, query: PeriodQuery): Promise<UsageReport> {
   const period = resolvePeriod(core.now(), query);
@@ -42,7 +43,8 @@ export async function getUsage(core: Core, accountId: string, query: PeriodQuery
       inbound: numeric(sql`count(distinct ${callId}) filter (where ${item} = 'call.inbound')`),
       outbound: numeric(sql`count(distinct ${callId}) filter (where ${item} = 'call.outbound')`),
       seconds: numeric(sql`coalesce(sum(${quantity}) filter (where ${category} = 'call'), 0)`),
-      texts: numeric(sql`coalesce(sum(${quantity}) filter (where ${category} = 'sms'), 0)`),
+      texts: numeric(sql`coalesce(sum(${quantity}) filter (where ${item} = 'sms.inbound'), 0)`),
+      segments: numeric(sql`coalesce(sum(${quantity}) filter (where ${item} = 'sms.outbound'), 0)`),
       purchased: numeric(sql`count(*) filter (where ${item} = 'number.purchase')`),
       renewed: numeric(sql`count(*) filter (where ${item} = 'number.renewal')`),
     })
@@ -52,7 +54,7 @@ export async function getUsage(core: Core, accountId: string, query: PeriodQuery
   return {
     period: presentPeriod(period),
     calls: { count: r.calls, inbound: r.inbound, outbound: r.outbound, billed_seconds: r.seconds, billed_minutes: Math.round((r.seconds / 60) * 100) / 100 },
-    sms: { received: r.texts },
+    sms: { received: r.texts, sent_segments: r.segments },
     numbers: { purchased: r.purchased, renewed: r.renewed },
   };
 }

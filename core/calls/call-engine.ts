@@ -1,7 +1,8 @@
-import type { AnsweredBy, CarrierSignals, EndedBy, StatusReport } from "../carrier/carrier.js";
+import type { AnsweredBy, CarrierSignals, EndedBy, SmsStatusReport, StatusReport } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
+import { applySmsStatus } from "../messages/sms-status.js";
 import { secondsSince } from "../metrics.js";
 import { applyCallStatus } from "./call-status.js";
 import { receiveInboundCall } from "./inbound-call.js";
@@ -60,6 +61,10 @@ export class LiveCallEngine implements CarrierSignals {
 
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }) {
     return receiveInboundSms(this.core, message);
+  }
+
+  async smsStatus(report: SmsStatusReport): Promise<void> {
+    await applySmsStatus(this.core, report);
   }
 
   private scheduleFiller(callId: string, turnId: string): void {

@@ -17,6 +17,8 @@ export function carrierFailure(error: unknown, defaultField: string): unknown {
       return new AppError("no_numbers_available", error.message);
     case "number_unavailable":
       return new AppError("number_unavailable", error.message);
+    case "recipient_opted_out":
+      return new AppError("recipient_opted_out", `The recipient has opted out of texts from this number: ${error.message}. Nothing was charged.`);
     default: {
       const field = error.field ?? defaultField;
       return new AppError("validation_error", `The request cannot be served: ${error.message}.`, { errors: [{ field, message: error.message }] });

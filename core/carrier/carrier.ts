@@ -1,4 +1,5 @@
 import type { CallStatus } from "../db/schema/calls.js";
+import type { OutboundSmsStatus } from "../db/schema/messages.js";
 
 export type NumberType = "local" | "toll_free" | "mobile";
 
@@ -62,6 +63,12 @@ export interface Carrier {
   fetchRecording(recording: { carrierRef: string; durationSeconds: number }): Promise<RecordingAudio>;
   /** Deletes a recording at the carrier; one the carrier no longer has is not an error. */
   deleteRecording(recording: { carrierRef: string }): Promise<void>;
+  /**
+   * Sends a text from one of the service's numbers; it is recorded (queued) before the carrier is
+   * asked. Its progress comes back through CarrierSignals.smsStatus. Throws CarrierRefusal
+   * (`recipient_opted_out`, `invalid_number` on `to_number`) or CarrierUnavailable.
+   */
+  sendSms(message: OutboundSms): Promise<{ carrierRef: string }>;
   close(): Promise<void>;
 }
 
@@ -84,6 +91,25 @@ export interface CarrierSignals {
   recordingReady(recording: { callId: string; carrierRef: string; durationSeconds: number }): Promise<void>;
   /** A text arrived on one of the service's numbers. */
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }): Promise<InboundSmsDecision>;
+  /** A sent text changed status (applied once, never backwards). */
+  smsStatus(report: SmsStatusReport): Promise<void>;
+}
+
+/** A text to send. */
+export interface OutboundSms {
+  messageId: string;
+  from: string;
+  to: string;
+  text: string;
+}
+
+/** What a carrier reports about a sent text: ours (`messageId`) and its id for it, when known. */
+export interface SmsStatusReport {
+  messageId: string;
+  carrierRef?: string | undefined;
+  status: OutboundSmsStatus;
+  /** The carrier's error code, on `failed` or `undelivered`. */
+  errorCode?: string | undefined;
 }
 
 /**
@@ -144,12 +170,13 @@ export type InboundSmsDecision = { accepted: true; messageId: string } | { accep
  * - `no_numbers_available`: nothing matches the request (409);
  * - `number_unavailable`: the number asked for is no longer to be had (409);
  * - `unsupported`: the carrier does not offer what was asked (422 on `field`);
- * - `invalid_number`: the number is not one the carrier can reach or use (422 on `field`).
+ * - `invalid_number`: the number is not one the carrier can reach or use (422 on `field`);
+ * - `recipient_opted_out`: the recipient of a text asked the carrier to send it no more (409).
  */
 export class CarrierRefusal extends Error {
   override name = "CarrierRefusal";
   constructor(
-    readonly reason: "no_numbers_available" | "number_unavailable" | "unsupported" | "invalid_number",
+    readonly reason: "no_numbers_available" | "number_unavailable" | "unsupported" | "invalid_number" | "recipient_opted_out",
     message: string,
     /** The request field at fault, for a 422. */
     readonly field?: string,

@@ -25,6 +25,9 @@ export const billingSettings = z
       .meta({ description: "Inbound talk time, billed per second (a multiple of 0.00006, so a second costs whole micro-dollars)." }),
     RATE_CALL_OUTBOUND_PER_MINUTE_USD: perMinute.default("0.0150").meta({ description: "Outbound talk time, likewise." }),
     RATE_SMS_INBOUND_USD: usd.default("0.0079").meta({ description: "Each received text." }),
+    RATE_SMS_OUTBOUND_PER_SEGMENT_USD: usd
+      .default("0.0083")
+      .meta({ description: "Each part (segment) of a sent text: GSM-7 160 characters in one part or 153 per part, else 70 or 67." }),
     CALL_BILLING_BLOCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60).meta({
       description: "Talk time is prepaid this far ahead; the unused rest is refunded when the call ends.",
     }),
@@ -57,6 +60,7 @@ export function billingConfig(e: BillingSettings & Pick<CarrierSettings, "CARRIE
       callPerSecond: { inbound: usdToMicros(e.RATE_CALL_INBOUND_PER_MINUTE_USD) / 60, outbound: usdToMicros(e.RATE_CALL_OUTBOUND_PER_MINUTE_USD) / 60 },
       smsInbound: usdToMicros(e.RATE_SMS_INBOUND_USD),
       recordingPerMinuteMonth: usdToMicros(e.RATE_RECORDING_PER_MINUTE_MONTH_USD),
+      smsOutboundPerSegment: usdToMicros(e.RATE_SMS_OUTBOUND_PER_SEGMENT_USD),
     },
     callBillingBlockSeconds: e.CALL_BILLING_BLOCK_SECONDS,
     numberGraceDays: e.NUMBER_GRACE_DAYS,

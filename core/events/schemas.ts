@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   "call.no-answer",
   "call.canceled",
   "sms.received",
+  "sms.status",
   "webhook.test",
   "number.renewal_failed",
   "number.released",

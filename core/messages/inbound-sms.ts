@@ -8,6 +8,7 @@ import { messages } from "../db/schema/messages.js";
 import { numbers } from "../db/schema/numbers.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
+import { optKeyword, recordOptChoice } from "./opt-outs.js";
 
 /** Thrown to roll back a text that another report of the same text recorded first. */
 class AlreadyReceived extends Error {}
@@ -15,8 +16,9 @@ class AlreadyReceived extends Error {}
 /**
  * A text arriving on a number: stored in the thread of the agent and the sender, and announced
  * as `sms.received`, in one transaction. The body is stored and delivered byte for byte as it
- * came; nothing in the service reads meaning into it. The carrier's id of the text is unique: a
- * carrier repeating a text (a retried webhook, in any process) gets the message it already has,
+ * came; the service reads no meaning into it but one: a body that is only STOP (or a synonym) or
+ * START marks the sender opted out of, or back into, texts from that number. The carrier's id of
+ * the text is unique: a carrier repeating a text (a retried webhook, in any process) gets the message it already has,
  * charged and announced once.
  */
 export async function receiveInboundSms(core: Core, sms: { to: string; from: string; text: string; carrierRef: string }): Promise<InboundSmsDecision> {
@@ -98,6 +100,9 @@ function receive(
       .onConflictDoNothing({ target: messages.carrierRef })
       .returning({ messageId: messages.messageId });
     if (!stored) throw new AlreadyReceived();
+    // STOP and START are kept per number and sender; the text is still delivered as any other.
+    const opt = optKeyword(sms.text);
+    if (opt) await recordOptChoice(tx, { numberId: number.numberId, accountId: number.accountId, remoteNumber: sms.from, ...opt, at: now });
     await recordEvent(
       core,
       tx,

@@ -7,7 +7,7 @@ import { notFound } from "../errors.js";
 import { type Pagination, toPage } from "../schemas/common.js";
 import type { Conversation, Message } from "./schemas.js";
 
-function presentMessage(row: typeof messages.$inferSelect): Message {
+export function presentMessage(row: typeof messages.$inferSelect): Message {
   return {
     message_id: row.messageId,
     agent_id: row.agentId,
@@ -18,10 +18,13 @@ function presentMessage(row: typeof messages.$inferSelect): Message {
     to_number: row.toNumber,
     text: row.text,
     created_at: row.createdAt.toISOString(),
+    status: row.direction === "inbound" ? "received" : (row.status ?? "queued"),
+    segments: row.segments,
+    error_code: row.errorCode,
   };
 }
 
-/** Received texts, newest first; filtered by agent and thread (both must be the account's). */
+/** Texts received and sent, newest first; filtered by agent and thread (both must be the account's). */
 export async function listMessages(core: Core, accountId: string, query: Pagination & { agent_id?: string | undefined; conversation_id?: string | undefined }) {
   if (query.agent_id) await loadAgent(core.db, accountId, query.agent_id);
   if (query.conversation_id) {

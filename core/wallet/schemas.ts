@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Agent, UpdateAgentBody } from "../agents/schemas.js";
 import { formatMicros, Money, USD_AMOUNT } from "../billing/money.js";
 import { PlaceCallBody } from "../calls/schemas.js";
+import { SendTextBody } from "../messages/schemas.js";
 import { BuyNumberBody, PhoneNumberRecord } from "../numbers/schemas.js";
 import { PhoneNumber } from "../schemas/common.js";
 
@@ -18,6 +19,8 @@ export const WalletRenewBody = z.strictObject({ number_id: z.string().min(1) }).
 export const WalletCallBody = z
   .strictObject({ to_number: PhoneNumber, from_number: PlaceCallBody.shape.from_number, greeting: PlaceCallBody.shape.greeting })
   .meta({ id: "WalletCallRequest" });
+
+export const WalletTextBody = SendTextBody.omit({ agent_id: true }).meta({ id: "WalletTextRequest" });
 
 export const WalletAgentUpdate = UpdateAgentBody;
 

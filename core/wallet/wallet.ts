@@ -7,6 +7,8 @@ import type { Core } from "../context.js";
 import { agents } from "../db/schema/agents.js";
 import { numbers } from "../db/schema/numbers.js";
 import { AppError } from "../errors.js";
+import type { SendTextBody } from "../messages/schemas.js";
+import { sendText } from "../messages/send-text.js";
 import { buyNumber, loadNumber, presentNumber } from "../numbers/numbers.js";
 
 /** A prepaid lease runs this long per purchase or renewal. */
@@ -74,4 +76,10 @@ export async function placeWalletCall(
 ) {
   const agent = await walletAgent(core, accountId);
   return placeCall(core, accountId, { agent_id: agent.agentId, to_number: toNumber, from_number: options.from_number, greeting: options.greeting });
+}
+
+/** A text from the wallet's agent. */
+export async function sendWalletText(core: Core, accountId: string, text: Omit<SendTextBody, "agent_id">) {
+  const agent = await walletAgent(core, accountId);
+  return sendText(core, accountId, { ...text, agent_id: agent.agentId });
 }

@@ -8,14 +8,15 @@ import { sendDigits } from "../../core/calls/send-digits.js";
 import { AppError } from "../../core/errors.js";
 import { pollEvents } from "../../core/events/events.js";
 import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
+import { Message } from "../../core/messages/schemas.js";
 import { listNumbers } from "../../core/numbers/numbers.js";
 import { PhoneNumberRecord } from "../../core/numbers/schemas.js";
 import { listOf, Pagination } from "../../core/schemas/common.js";
-import { WalletAgentUpdate, WalletBuyBody, WalletCallBody, WalletPurchase, WalletRenewBody } from "../../core/wallet/schemas.js";
-import { buyWalletNumber, placeWalletCall, renewWalletNumber, walletAgent } from "../../core/wallet/wallet.js";
+import { WalletAgentUpdate, WalletBuyBody, WalletCallBody, WalletPurchase, WalletRenewBody, WalletTextBody } from "../../core/wallet/schemas.js";
+import { buyWalletNumber, placeWalletCall, renewWalletNumber, sendWalletText, walletAgent } from "../../core/wallet/wallet.js";
 import { SetWalletWebhookBody, SetWebhookResult, Webhook, WebhookTestResult } from "../../core/webhooks/schemas.js";
 import { getWebhook, setWebhook, testWebhook } from "../../core/webhooks/webhooks.js";
-import { callPrice, numberPrice, renewPrice, requestPrice } from "../../payments/prices.js";
+import { callPrice, numberPrice, renewPrice, requestPrice, textPrice } from "../../payments/prices.js";
 import { defineRoute, Reply } from "../http/route.js";
 
 const tags = ["No signup (x402, MPP)"];
@@ -227,5 +228,19 @@ export const x402Routes = [
     response: { status: 200, description: "The events, now consumed", schema: EventBatch },
     errors: [404],
     handler: async ({ core, auth, query }) => pollEvents(core, auth.accountId, { agent_id: (await walletAgent(core, auth.accountId)).agentId, ...query }),
+  }),
+  defineRoute({
+    operationId: "walletSendText",
+    method: "post",
+    path: "/v1/x402/messages",
+    summary: "Send a text from the wallet's agent",
+    description: `From the agent's number (or \`from_number\`, one of its numbers). Each segment is charged from the balance; a recipient who texted STOP gets 409 \`recipient_opted_out\`. ${paid}`,
+    tags,
+    auth,
+    price: textPrice,
+    body: WalletTextBody,
+    response: { status: 201, description: "The text, queued", schema: Message },
+    errors: [404, 409, 502],
+    handler: ({ core, auth, body }) => sendWalletText(core, auth.accountId, body),
   }),
 ];

@@ -167,3 +167,39 @@ export function page(uri: string, key: string, items: unknown[], pageSize: numbe
 export function twilioError(status: number, code: number, message: string) {
   return { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status };
 }
+
+export interface StandInMessage {
+  sid: string;
+  from: string;
+  to: string;
+  body: string;
+  status: string;
+  statusCallback: string | null;
+  created: Date;
+  errorCode: number | null;
+}
+
+export function messageResource(api: TwilioOpenApi, accountSid: string, m: StandInMessage) {
+  return complete(api, "api.v2010.account.message", {
+    sid: m.sid,
+    account_sid: accountSid,
+    api_version: "2010-04-01",
+    body: m.body,
+    date_created: rfc2822(m.created),
+    date_updated: rfc2822(new Date()),
+    date_sent: null,
+    direction: "outbound-api",
+    error_code: m.errorCode,
+    error_message: null,
+    from: m.from,
+    to: m.to,
+    messaging_service_sid: null,
+    num_media: "0",
+    num_segments: "1",
+    price: null,
+    price_unit: "USD",
+    status: m.status,
+    uri: `/2010-04-01/Accounts/${accountSid}/Messages/${m.sid}.json`,
+    subresource_uris: { media: `/2010-04-01/Accounts/${accountSid}/Messages/${m.sid}/Media.json` },
+  });
+}

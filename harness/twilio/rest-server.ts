@@ -8,9 +8,11 @@ import {
   availableResource,
   callRecordingResource,
   callResource,
+  messageResource,
   numberResource,
   page,
   type StandInCallRecord,
+  type StandInMessage,
   type StandInNumber,
   type StandInRecording,
   twilioError,
@@ -63,6 +65,13 @@ export class TwilioRest {
   readonly numbers = new Map<string, StandInNumber>();
   readonly calls = new Map<string, StandInCall>();
   readonly recordings = new Map<string, StandInRecording>();
+  /** Texts the service sent, by MessageSid. */
+  readonly messages = new Map<string, StandInMessage>();
+  /**
+   * Senders who texted STOP to one of the account's numbers (`number|sender`): as Twilio's default
+   * opt-out handling does, a text from that number to them is refused with 21610 until START.
+   */
+  readonly optedOut = new Set<string>();
   url = "";
   private server: Server | undefined;
   private readonly faults = new Map<string, Fault[]>();
@@ -227,6 +236,8 @@ export class TwilioRest {
       }
       case "CreateCall":
         return this.createCall(form);
+      case "CreateMessage":
+        return this.createMessage(form);
       case "FetchCall":
       case "UpdateCall": {
         const call = this.calls.get(op.params.Sid!);
@@ -345,6 +356,28 @@ export class TwilioRest {
     const wav = standInWav(1);
     res.writeHead(200, { "content-type": "audio/x-wav", "content-length": String(wav.length) });
     res.end(wav);
+  }
+
+  private createMessage(form: Record<string, string | string[]>): [number, unknown] {
+    const to = first(form.To)!;
+    const from = first(form.From);
+    if (to.endsWith("5550999")) return [400, twilioError(400, 21211, `The 'To' number ${to} is not a valid phone number.`)];
+    if (!from || ![...this.numbers.values()].some((n) => n.phoneNumber === from)) {
+      return [400, twilioError(400, 21606, `The From phone number ${from} is not a valid, SMS-capable inbound phone number or short code for your account.`)];
+    }
+    if (this.optedOut.has(`${from}|${to}`)) return [400, twilioError(400, 21610, "Attempt to send to unsubscribed recipient")];
+    const message: StandInMessage = {
+      sid: twilioSid("SM"),
+      from,
+      to,
+      body: first(form.Body) ?? "",
+      status: "queued",
+      statusCallback: first(form.StatusCallback) ?? null,
+      created: new Date(),
+      errorCode: null,
+    };
+    this.messages.set(message.sid, message);
+    return [201, messageResource(this.api, this.accountSid, message)];
   }
 
   /** `Calls` update with `Status`: overridden by the telephony half, which ends the call. */

@@ -2,12 +2,17 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { RelayLeg, readRelayTwiml } from "./relay-leg.js";
+import type { StandInMessage } from "./resources.js";
 import { rfc2822 } from "./resources.js";
 import { type StandInCall, TwilioRest } from "./rest-server.js";
 import { twilioSid, twilioSignature } from "./signing.js";
 
 export { RelayLeg } from "./relay-leg.js";
 export type { StandInCall } from "./rest-server.js";
+
+/** Twilio's opt-out and opt-in keywords (its default Advanced Opt-Out handling for long codes). */
+const STOP_WORDS = new Set(["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"]);
+const START_WORDS = new Set(["START", "YES", "UNSTOP"]);
 
 /** A free loopback port (BASE_URL must be known before the service starts, for Twilio's URLs). */
 export async function freePort(): Promise<number> {
@@ -166,6 +171,9 @@ export class TwilioStandIn extends TwilioRest {
     const number = [...this.numbers.values()].find((n) => n.phoneNumber === options.to);
     if (!number?.smsUrl) throw new Error(`${options.to} is not a number of the stand-in's account with an SMS URL`);
     const sid = options.messageSid ?? twilioSid("SM");
+    const keyword = options.body.trim().toUpperCase();
+    if (STOP_WORDS.has(keyword)) this.optedOut.add(`${options.to}|${options.from}`);
+    if (START_WORDS.has(keyword)) this.optedOut.delete(`${options.to}|${options.from}`);
     return this.post(number.smsUrl, {
       ToCountry: "US",
       SmsMessageSid: sid,
@@ -181,6 +189,43 @@ export class TwilioStandIn extends TwilioRest {
       From: options.from,
       ApiVersion: "2010-04-01",
     });
+  }
+
+  /** The text the service sent last. */
+  lastMessage(): StandInMessage {
+    const sent = [...this.messages.values()];
+    if (sent.length === 0) throw new Error("the service sent no text through the stand-in");
+    return sent.at(-1)!;
+  }
+
+  /**
+   * A sent text's status changes, and Twilio POSTs its StatusCallback as it documents ("Track the
+   * Message Status of Outbound Messages"): MessageSid, MessageStatus (and SmsSid, SmsStatus), and
+   * ErrorCode for `failed` and `undelivered`. No callback is sent for the initial `queued`.
+   */
+  async messageStatus(
+    messageSid: string,
+    status: "sending" | "sent" | "delivered" | "undelivered" | "failed",
+    options: { errorCode?: number; extra?: Record<string, string> } = {},
+  ): Promise<WebhookAnswer | undefined> {
+    const message = this.messages.get(messageSid);
+    if (!message) throw new Error(`no text ${messageSid} at the stand-in`);
+    message.status = status;
+    if (options.errorCode !== undefined) message.errorCode = options.errorCode;
+    if (!message.statusCallback) return undefined;
+    const params: Record<string, string> = {
+      AccountSid: this.accountSid,
+      ApiVersion: "2010-04-01",
+      From: message.from,
+      To: message.to,
+      MessageSid: message.sid,
+      MessageStatus: status,
+      SmsSid: message.sid,
+      SmsStatus: status,
+      ...(options.errorCode !== undefined ? { ErrorCode: String(options.errorCode) } : {}),
+      ...(status === "delivered" ? { RawDlrDoneDate: new Date().toISOString().slice(2, 16).replace(/\D/g, "") } : {}),
+    };
+    return this.post(message.statusCallback, { ...params, ...options.extra });
   }
 
   /** A status callback for the call, as Twilio sends it; `extra` overrides fields (a replay, a forgery). */

@@ -59,6 +59,16 @@ export class Agentline {
     });
   }
 
+  /**
+   * Texts `toNumber` from the agent's number (`fromNumber`: another of its numbers). Resolves to
+   * the text as queued (`segments` says how many were charged); `sms.status` events say whether it
+   * was delivered. A recipient who texted STOP rejects with AgentlineError `recipient_opted_out`.
+   */
+  async sendText(agentId: string, toNumber: string, text: string, options: { fromNumber?: string } = {}) {
+    const body = { agent_id: agentId, to_number: toNumber, text, ...(options.fromNumber ? { from_number: options.fromNumber } : {}) };
+    return unwrap(await this.api.POST("/v1/messages", { body }));
+  }
+
   /** A single-use relay ticket (60 s) for the agent, with the URL it opens. */
   async relayTicket(agentId: string) {
     return unwrap(await this.api.POST("/v1/events/ws/ticket", { body: { agent_id: agentId } }));

@@ -57,6 +57,16 @@ export interface EventPayloads {
   "call.canceled": CallOutcome;
   "call.owner_task": { call_id: string; from_number: string; instructions: string[]; transcript: TranscriptLine[]; transcript_url: string };
   "sms.received": { message_id: string; conversation_id: string; number_id: string; from_number: string; to_number: string; text: string; received_at: string };
+  "sms.status": {
+    message_id: string;
+    conversation_id: string;
+    status: "sent" | "delivered" | "undelivered" | "failed";
+    error_code?: string;
+    from_number: string;
+    to_number: string;
+    segments: number;
+    updated_at: string;
+  };
   "number.renewal_failed": { number_id: string; phone_number: string; amount: string; currency: string; release_at: string };
   "number.released": { number_id: string; phone_number: string; reason: "unpaid" | "lease_expired"; released_at: string };
   "webhook.test": Record<string, unknown>;

@@ -194,7 +194,7 @@ describe("reports over a seeded ledger", () => {
     expect(body).toEqual({
       period: { start: "2030-03-01T00:00:00.000Z", end: NOW, label: "2030-03" },
       calls: { count: 3, inbound: 1, outbound: 2, billed_seconds: 135, billed_minutes: 2.25 },
-      sms: { received: 2 },
+      sms: { received: 2, sent_segments: 0 },
       numbers: { purchased: 1, renewed: 1 },
     });
     const march = within(await alice.ledger.rows(), "2030-03-01", NOW, true);

@@ -49,7 +49,7 @@ describe("agentline --help", () => {
   it("npx agentline --help prints the usage and every command", { timeout: 60_000 }, async () => {
     const { stdout } = await run("npx", ["--no-install", "agentline", "--help"], { cwd: projectRoot, env: { PATH: process.env.PATH, HOME: home } });
     expect(stdout).toMatch(/^Usage: agentline \[options\] \[command\]/);
-    for (const name of ["serve", "mcp", "admin", "login", "agents", "numbers", "call", "say", "transcript", "events"])
+    for (const name of ["serve", "mcp", "admin", "login", "agents", "numbers", "call", "say", "transcript", "text", "events"])
       expect(stdout).toMatch(new RegExp(`^  ${name}\\b`, "m"));
   });
 
@@ -135,6 +135,14 @@ describe("the CLI against the sandbox", () => {
     ]);
     expect(voicemail.code, voicemail.stderr).toBe(0);
     expect(JSON.parse(voicemail.stdout)).toMatchObject({ record: true, answered_by: "machine", voicemail_left: true, status: "completed" });
+    const text = await cli(["text", agentId, "+14155550199", "Your", "bread", "is", "ready."]);
+    expect(text.stdout.trim()).toMatch(/^msg_/);
+    expect(text.stderr).toContain("1 segment(s), queued");
+    const sent = JSON.parse((await cli(["text", agentId, "+14155550199", "€".repeat(81), "--json"])).stdout);
+    expect(sent).toMatchObject({ direction: "outbound", segments: 2, text: "€".repeat(81) });
+    const stopped = await cli(["text", agentId, "+14155550199", ""]);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toMatch(/^agentline: .*\(validation_error\)$/m);
   });
 
   it("says what went wrong in one line: a refusal from the service, no key, no service", { timeout: 60_000 }, async () => {

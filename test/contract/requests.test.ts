@@ -90,6 +90,8 @@ describe("a route with a body needs one", () => {
         "walletBuyNumber",
         "walletRenewNumber",
         "walletPlaceCall",
+        "walletSendText",
+        "sendText",
         "walletUpdateAgent",
         "walletSetWebhook",
         "sandboxInboundCall",

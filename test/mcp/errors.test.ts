@@ -110,6 +110,10 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
         /^insufficient_balance .*\nNext step: Add money/s,
       );
       expect((await session.ok("list_calls")).data).toEqual([]);
+      expect(await session.fails("send_text", { agent_id: agent.agent_id, to_number: "+14155550142", text: "hi" })).toMatch(
+        /^insufficient_balance .*\nNext step: Add money/s,
+      );
+      expect((await session.ok("list_messages")).data).toEqual([]);
 
       const noNumber = await session.ok("create_agent", { name: "No number" });
       expect(await session.fails("place_call", { agent_id: noNumber.agent_id, to_number: "+14155550142" })).toMatch(
@@ -118,5 +122,15 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
     } finally {
       await session.close();
     }
+  });
+
+  it("refuses a text to a recipient who texted STOP, saying not to text them again", async () => {
+    const agent = await mine.ok("create_agent", { name: "Texter" });
+    const number = await mine.ok("buy_number", { agent_id: agent.agent_id });
+    await mine.ok("simulate_inbound_text", { to_number: number.phone_number, from_number: "+14155550143", text: "STOP" });
+    expect(await mine.fails("send_text", { agent_id: agent.agent_id, to_number: "+14155550143", text: "hi" })).toMatch(
+      /^recipient_opted_out \(Recipient opted out\): .*\nNext step: Do not text this number again/s,
+    );
+    expect((await mine.ok("list_messages", { agent_id: agent.agent_id })).data.map((m: any) => m.direction)).toEqual(["inbound"]);
   });
 });

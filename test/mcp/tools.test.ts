@@ -42,12 +42,13 @@ const REQUIRED_TOOLS = [
   "simulate_inbound_call",
   "simulate_caller_speech",
   "simulate_inbound_text",
+  "send_text",
 ];
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 
-const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text"];
+const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text", "send_text"];
 
 /** A validator that refuses what it does not understand: a schema it cannot compile is not a valid schema. */
 function strictAjv() {
@@ -136,11 +137,23 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   const inbound = await ok("simulate_inbound_call", { to_number: number.phone_number, from_number: "+14155550199" });
   expect((await ok("simulate_caller_hangup", { call_id: inbound.call_id })).status).toBe("completed");
   await ok("simulate_inbound_text", { to_number: number.phone_number, from_number: "+14155550199", text: "Are you open today?" });
+  const reply = await ok("send_text", { agent_id: agent.agent_id, to_number: "+14155550199", text: "Yes, from 9 to 5." });
+  expect(reply).toMatchObject({ direction: "outbound", status: "queued", segments: 1, from_number: number.phone_number });
   const threads = await ok("list_conversations", { agent_id: agent.agent_id });
   expect(threads.data).toHaveLength(1);
-  expect((await ok("list_messages", { conversation_id: threads.data[0].conversation_id })).data[0].text).toBe("Are you open today?");
+  expect((await ok("list_messages", { conversation_id: threads.data[0].conversation_id })).data.map((m: any) => [m.text, m.status])).toEqual([
+    ["Yes, from 9 to 5.", "delivered"],
+    ["Are you open today?", "received"],
+  ]);
   const drained = await ok("wait_for_event", { agent_id: agent.agent_id, timeout_seconds: 0, limit: 100 });
-  expect(drained.events.map((e: any) => e.event_type)).toEqual(["call.completed", "call.received", "call.completed", "sms.received"]);
+  expect(drained.events.map((e: any) => e.event_type)).toEqual([
+    "call.completed",
+    "call.received",
+    "call.completed",
+    "sms.received",
+    "sms.status",
+    "sms.status",
+  ]);
 
   const webhook = await ok("set_webhook", { agent_id: other.agent_id, url: receiverUrl });
   expect(webhook.secret).toMatch(/^whsec_/);

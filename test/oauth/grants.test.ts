@@ -143,6 +143,7 @@ describe("a grant limited to one agent", () => {
       ["set_webhook", { agent_id: other.agentId, url: "https://example.com/hook" }],
       ["simulate_caller_hangup", { call_id: otherCall }],
       ["simulate_inbound_text", { to_number: other.phoneNumber, from_number: "+15005550006", text: "hi" }],
+      ["send_text", { agent_id: other.agentId, to_number: "+15005550006", text: "hi" }],
     ];
     for (const [tool, args] of cases) {
       const answer = await callTool(token, tool, args);
@@ -153,6 +154,7 @@ describe("a grant limited to one agent", () => {
     expect((await api.get(`/v1/calls/${otherCall}`)).body.status).toBe("in-progress");
     expect((await api.get(`/v1/numbers/${other.numberId}`)).body).toMatchObject({ agent_id: other.agentId, status: "active" });
     expect((await api.get(`/v1/numbers/${mine.numberId}`)).body.agent_id).toBe(mine.agentId);
+    expect((await api.get("/v1/messages", { query: { agent_id: other.agentId } })).body.data).toEqual([]);
   });
 
   it("refuses what acts on the whole account", async () => {

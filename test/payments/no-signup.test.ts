@@ -98,4 +98,23 @@ describe.each(Object.entries(clients))("a wallet with no account, paying with %s
     expect(events.body.data.map((e: any) => e.event_type)).toEqual(["call.utterance", "call.completed"]);
     await expectBalanceIsLedgerSum(service.core, account!.accountId);
   });
+
+  it("sends a text paying per request: the price is its segments, spent whole", async () => {
+    const wallet = newWallet();
+    const call = through(client(wallet), service.baseUrl);
+    expect((await call("POST", "/v1/x402/numbers/buy", { number_type: "local" })).status).toBe(201);
+    const sent = await call("POST", "/v1/x402/messages", { to_number: "+14155550142", text: "a".repeat(161) });
+    expect(sent.status).toBe(201);
+    expect(sent.body).toMatchObject({ direction: "outbound", status: "queued", segments: 2, to_number: "+14155550142" });
+    const [account] = await service.core.db.select().from(accounts).where(eq(accounts.walletAddress, wallet.address));
+    const settlements = await service.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, wallet.address));
+    expect(settlements.map((s) => s.amountMicros).sort((a, b) => a - b)).toEqual([16_600, 1_150_000]);
+    expect(account!.balanceMicros).toBe(0);
+    const events = await call("GET", "/v1/x402/events");
+    expect(events.body.data.map((e: any) => [e.event_type, e.payload.status])).toEqual([
+      ["sms.status", "sent"],
+      ["sms.status", "delivered"],
+    ]);
+    await expectBalanceIsLedgerSum(service.core, account!.accountId);
+  });
 });

@@ -54,6 +54,10 @@ describe("payment discovery", () => {
           expect(await askedPrice(method, path, undefined, { amount: "500" })).toBe(route.prices.max);
         } else if (route.path === "/v1/x402/numbers/buy") {
           for (const [type, price] of Object.entries(route.prices)) expect(await askedPrice(method, path, { number_type: type })).toBe(price);
+        } else if (route.path === "/v1/x402/messages") {
+          expect(route.prices).toEqual({ per_segment: "0.008300" });
+          expect(await askedPrice(method, path, { to_number: "+14155550142", text: "hi" })).toBe("0.008300");
+          expect(await askedPrice(method, path, { to_number: "+14155550142", text: "ж".repeat(71) })).toBe("0.016600");
         } else if (route.path === "/v1/x402/numbers/renew") {
           expect(route.prices).toMatchObject({ local: "1.150000", toll_free: "2.150000", mobile: "1.500000" });
         } else {

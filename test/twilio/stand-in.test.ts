@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
@@ -63,6 +64,16 @@ describe("the stand-in's check against Twilio's OpenAPI", () => {
       { method: "POST", path: `/2010-04-01/Accounts/${account}/Phones.json`, query: {}, form: {} },
       /is not an operation of Twilio's API/,
     ],
+    [
+      "a text with a field Messages create does not take",
+      { method: "POST", path: `/2010-04-01/Accounts/${account}/Messages.json`, query: {}, form: { To: "+14155550142", Body: "hi", Text: "hi" } },
+      /form field Text is not in the document/,
+    ],
+    [
+      "a text with no To",
+      { method: "POST", path: `/2010-04-01/Accounts/${account}/Messages.json`, query: {}, form: { From: "+14155550101", Body: "hi" } },
+      /\(To\)/,
+    ],
   ])("refuses %s", (_label, request, problem) => {
     const result = api.check(request);
     expect("problems" in result && result.problems.join("; ")).toMatch(problem);
@@ -92,6 +103,42 @@ describe("the stand-in", () => {
     expect(standIn.takeNewViolations()).toEqual([expect.stringMatching(/^POST \/2010-04-01\/Accounts\/AC\w+\/Calls\.json: .*\(To\)/)]);
     expect(standIn.takeNewViolations()).toEqual([]);
     standIn.violations.length = 0;
+  });
+
+  it("sends a text through the SDK (Messages create), and its status callbacks signed, with ErrorCode only when it failed", async () => {
+    const number = standIn.ownNumber("+14155550101");
+    const client = twilio(standIn.accountSid, standIn.authToken);
+    client.api.baseUrl = standIn.url;
+    const received: Array<{ url: string; form: URLSearchParams; signature: string | null }> = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        received.push({ url: req.url!, form: new URLSearchParams(body), signature: req.headers["x-twilio-signature"] as string });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const callback = `http://127.0.0.1:${(server.address() as { port: number }).port}/sms-status?message_id=msg_1`;
+      const sent = await client.messages.create({ to: "+14155550142", from: number.phoneNumber, body: "hi", statusCallback: callback });
+      expect(sent).toMatchObject({ status: "queued", direction: "outbound-api", body: "hi", to: "+14155550142" });
+      expect(sent.sid).toMatch(/^SM[0-9a-f]{32}$/);
+      await standIn.messageStatus(sent.sid, "sent");
+      await standIn.messageStatus(sent.sid, "undelivered", { errorCode: 30005 });
+      expect(received.map((r) => [r.form.get("MessageStatus"), r.form.get("MessageSid"), r.form.get("ErrorCode")])).toEqual([
+        ["sent", sent.sid, null],
+        ["undelivered", sent.sid, "30005"],
+      ]);
+      for (const r of received) {
+        expect(twilio.validateRequest(standIn.authToken, r.signature!, callback, Object.fromEntries(r.form))).toBe(true);
+      }
+      standIn.optedOut.add(`${number.phoneNumber}|+14155550143`);
+      await expect(client.messages.create({ to: "+14155550143", from: number.phoneNumber, body: "hi" })).rejects.toMatchObject({ status: 400, code: 21610 });
+      expect(() => standIn.expectValid()).not.toThrow();
+    } finally {
+      server.close();
+    }
   });
 
   it("refuses the SDK with the wrong credentials as Twilio does (401, 20003)", async () => {

@@ -8,6 +8,7 @@ import {
   type CarrierSignals,
   type FarParty,
   type NumberRequest,
+  type OutboundSms,
   type RecordingAudio,
   type Speech,
 } from "../carrier.js";
@@ -142,6 +143,22 @@ export class SandboxCarrier implements Carrier {
 
   sendDigits(callId: string, digits: string): Promise<void> {
     return this.softphones.sendDigits(callId, digits);
+  }
+
+  /**
+   * A text is delivered at once (sent, then delivered), except to a number ending 0003, where it
+   * fails (error 30003, unreachable handset, as Twilio reports it).
+   */
+  async sendSms(message: OutboundSms) {
+    const carrierRef = `SBSM${randomBytes(8).toString("hex")}`;
+    const report = { messageId: message.messageId, carrierRef };
+    if (message.to.endsWith("0003")) {
+      await this.reporting.smsStatus({ ...report, status: "failed", errorCode: "30003" });
+    } else {
+      await this.reporting.smsStatus({ ...report, status: "sent" });
+      await this.reporting.smsStatus({ ...report, status: "delivered" });
+    }
+    return { carrierRef };
   }
 
   async close(): Promise<void> {

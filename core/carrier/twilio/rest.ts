@@ -30,8 +30,12 @@ const INVALID_TO = new Set([
   21216, // 'To' phone number is blocked
   21217, // phone number is not a valid number
   21401, // invalid phone number
+  21408, // permission to send an SMS to this region has not been enabled
   21612, // 'To' phone number is not currently reachable
 ]);
+
+/** Twilio's "attempt to send to unsubscribed recipient": the recipient texted STOP to the sender. */
+const OPTED_OUT = 21610;
 
 /** Codes meaning a number the service relies on is no longer in the Twilio account or for sale. */
 const NUMBER_GONE = new Set([
@@ -80,6 +84,7 @@ function translate(label: string, error: unknown, fields: { to?: string; number?
   if (error.status >= 500 || error.status === 429 || error.status === 401 || error.status === 403 || twilioCode === 20003) {
     return new CarrierUnavailable(`Twilio failed ${label} (${said})`, { cause: error });
   }
+  if (twilioCode === OPTED_OUT && fields.to) return new CarrierRefusal("recipient_opted_out", `${fields.to} has opted out at Twilio (${said})`, "to_number");
   if (INVALID_TO.has(twilioCode) && fields.to) return new CarrierRefusal("invalid_number", `${fields.to} cannot be called (${said})`, "to_number");
   if (NUMBER_GONE.has(twilioCode)) return new CarrierRefusal("number_unavailable", `the number is no longer available at Twilio (${said})`, fields.number);
   if (REGULATORY.has(twilioCode)) return new CarrierRefusal("unsupported", `Twilio cannot provide it to this account (${said})`, fields.number ?? "country");

@@ -3,7 +3,7 @@ import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { CallStatus } from "../../db/schema/calls.js";
 import type { Logger } from "../../logger.js";
-import type { CallExtras, Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, RecordingAudio, Speech } from "../carrier.js";
+import type { CallExtras, Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, OutboundSms, RecordingAudio, Speech } from "../carrier.js";
 import { attachTwilioNumber, buyTwilioNumber, releaseTwilioNumber } from "./numbers.js";
 import { deleteTwilioRecording, fetchTwilioRecording, startTwilioRecording } from "./recordings.js";
 import { RelaySessions } from "./relay-sessions.js";
@@ -158,6 +158,22 @@ export class TwilioCarrier implements Carrier {
 
   deleteRecording(recording: { carrierRef: string }): Promise<void> {
     return deleteTwilioRecording(this.client, recording.carrierRef);
+  }
+
+  /** `Messages` create, with status callbacks naming our text (they may come before the answer). */
+  async sendSms(message: OutboundSms) {
+    const created = await twilioRequest(
+      "the text",
+      () =>
+        this.client.messages.create({
+          to: message.to,
+          from: message.from,
+          body: message.text,
+          statusCallback: this.urls.smsStatusOf(message.messageId),
+        }),
+      { to: message.to, number: "from_number" },
+    );
+    return { carrierRef: created.sid };
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,8 @@ export const TWILIO_PATHS = {
   sms: "/twilio/sms",
   /** Status callbacks: of inbound calls (set on the number) and outbound ones (`?call_id=`). */
   status: "/twilio/status",
+  /** Status callbacks of sent texts (`?message_id=`). */
+  smsStatus: "/twilio/sms-status",
   /** The ConversationRelay WebSocket of one call: `/twilio/relay/{call_id}`. */
   relay: "/twilio/relay",
   /** Answering machine detection's result of an outbound call (`?call_id=`). */
@@ -22,6 +24,7 @@ export function twilioUrls(baseUrl: string) {
     sms: baseUrl + TWILIO_PATHS.sms,
     status: baseUrl + TWILIO_PATHS.status,
     statusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.status}?call_id=${encodeURIComponent(callId)}`,
+    smsStatusOf: (messageId: string) => `${baseUrl}${TWILIO_PATHS.smsStatus}?message_id=${encodeURIComponent(messageId)}`,
     relayOf: (callId: string) => `${socketBase}${TWILIO_PATHS.relay}/${encodeURIComponent(callId)}`,
     amdOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.amd}?call_id=${encodeURIComponent(callId)}`,
     recordingOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.recording}?call_id=${encodeURIComponent(callId)}`,

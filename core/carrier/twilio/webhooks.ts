@@ -3,6 +3,7 @@ import { type CallRow, loadCallById } from "../../calls/call-records.js";
 import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import { calls } from "../../db/schema/calls.js";
+import type { OutboundSmsStatus } from "../../db/schema/messages.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { CarrierHttpRequest, CarrierHttpResponse, CarrierSignals, CarrierWebhook, Refusal } from "../carrier.js";
@@ -27,6 +28,9 @@ const SENTENCES: Record<Refusal, string> = {
   not_in_service: "The number you have dialed is not in service. Goodbye.",
   insufficient_balance: "This line cannot take calls right now. Please try again later. Goodbye.",
 };
+
+/** Twilio's message statuses that move a sent text on. */
+const SMS_STATUS: Record<string, OutboundSmsStatus> = { sent: "sent", delivered: "delivered", undelivered: "undelivered", failed: "failed" };
 
 const xml = (body: string): CarrierHttpResponse => ({ status: 200, contentType: "text/xml", body });
 const NO_CONTENT: CarrierHttpResponse = { status: 204 };
@@ -161,11 +165,27 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
     return NO_CONTENT;
   }
 
+  /**
+   * A sent text's status callback (`MessageStatus`, `ErrorCode`), naming our text in its URL
+   * (signed with it). Twilio's statuses before `sent` (accepted, scheduled, queued, sending)
+   * change nothing here; `canceled` (a scheduled text) is not used by the service.
+   */
+  async function smsStatus(request: CarrierHttpRequest) {
+    authentic(request);
+    const messageId = new URL(request.url, "http://x").searchParams.get("message_id");
+    const status = SMS_STATUS[field(request.form, "MessageStatus")];
+    if (!messageId || !status) return NO_CONTENT;
+    const errorCode = field(request.form, "ErrorCode", false) || undefined;
+    await deps.signals().smsStatus({ messageId, carrierRef: field(request.form, "MessageSid"), status, errorCode });
+    return NO_CONTENT;
+  }
+
   return [
     { path: TWILIO_PATHS.amd, handle: amd },
     { path: TWILIO_PATHS.recording, handle: recording },
     { path: TWILIO_PATHS.voice, handle: voice },
     { path: TWILIO_PATHS.status, handle: status },
     { path: TWILIO_PATHS.sms, handle: sms },
+    { path: TWILIO_PATHS.smsStatus, handle: smsStatus },
   ];
 }

@@ -1,10 +1,13 @@
-import { index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { timestamptz } from "../columns.js";
 import { accountIdColumn } from "./accounts.js";
 import { agentIdColumn } from "./agents.js";
 import { conversations } from "./conversations.js";
 
-/** A text message received on an agent's number. The body is untrusted data, stored as it came. */
+/**
+ * A text message received on an agent's number, or sent from it. A received body is untrusted
+ * data, stored as it came. A sent text has a status the carrier's reports move forward.
+ */
 export const messages = pgTable(
   "messages",
   {
@@ -22,6 +25,15 @@ export const messages = pgTable(
     /** The carrier's id of the text (Twilio's MessageSid): unique, so a retried webhook is not a second text. */
     carrierRef: text("carrier_ref"),
     createdAt: timestamptz("created_at").notNull().defaultNow(),
+    /** A sent text's status (queued, sent, delivered, undelivered, failed); null for a received one. */
+    status: text("status").$type<OutboundSmsStatus>(),
+    /** A sent text's parts, as billed. */
+    segments: integer("segments"),
+    /** What sending it charged (micro-USD), refunded if the carrier refused it at once. */
+    chargedMicros: bigint("charged_micros", { mode: "number" }),
+    /** The carrier's error code when the text failed or was undelivered. */
+    errorCode: text("error_code"),
+    statusUpdatedAt: timestamptz("status_updated_at"),
   },
   (t) => [
     index("messages_account_idx").on(t.accountId, t.messageId),
@@ -29,3 +41,6 @@ export const messages = pgTable(
     uniqueIndex("messages_carrier_ref_idx").on(t.carrierRef),
   ],
 );
+
+export const OUTBOUND_SMS_STATUSES = ["queued", "sent", "delivered", "undelivered", "failed"] as const;
+export type OutboundSmsStatus = (typeof OUTBOUND_SMS_STATUSES)[number];

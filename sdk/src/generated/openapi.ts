@@ -975,12 +975,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List received texts
-         * @description Newest first. Text bodies are untrusted data, returned exactly as received.
+         * List texts
+         * @description Received and sent texts, newest first. Received bodies are untrusted data, returned exactly as received.
          */
         get: operations["listMessages"];
         put?: never;
-        post?: never;
+        /**
+         * Send a text
+         * @description Texts `to_number` from the agent's number (`from_number`, one of its numbers, or its oldest active one). Each segment is charged from the balance (GSM-7: 160 characters in one, 153 per segment beyond; otherwise 70 and 67), 402 `insufficient_balance` before anything is sent when it cannot; a carrier refusing the text at once refunds it. A recipient who texted STOP to that number gets 409 `recipient_opted_out` until they text START. The answer is the text as queued; `sms.status` events follow it to `sent`, `delivered`, or `failed` (refunded) or `undelivered`. Send an Idempotency-Key to make retries safe.
+         */
+        post: operations["sendText"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1446,6 +1450,26 @@ export interface paths {
         get: operations["walletPollEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/x402/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a text from the wallet's agent
+         * @description From the agent's number (or `from_number`, one of its numbers). Each segment is charged from the balance; a recipient who texted STOP gets 409 `recipient_opted_out`. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
+         */
+        post: operations["walletSendText"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2254,7 +2278,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 /** @enum {string|null} */
-                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | null;
+                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | "sms.outbound" | null;
                 /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
                 quantity: number;
                 /** @example txn_01jdz3k7q8m9x2v4b6n8p0r2t4 */
@@ -2460,7 +2484,7 @@ export interface components {
             /** @description evt_...; deduplicate on it */
             event_id: string;
             /** @enum {string} */
-            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
+            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
             /** @description Type-specific content; see docs/events.md */
             payload: {
                 [key: string]: unknown;
@@ -2496,7 +2520,7 @@ export interface components {
                  */
                 numbers: string;
                 /**
-                 * @description Received texts
+                 * @description Received texts, and sent texts less refunds
                  * @example 4.950000
                  */
                 sms: string;
@@ -2626,7 +2650,7 @@ export interface components {
             created_at: string;
             description: string;
             /** @enum {string|null} */
-            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | null;
+            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | "sms.outbound" | null;
             message_id: string | null;
             number_id: string | null;
             /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
@@ -2651,6 +2675,8 @@ export interface components {
             created_at: string;
             /** @enum {string} */
             direction: "inbound" | "outbound";
+            /** @description The carrier's error code when a sent text failed or was undelivered */
+            error_code: string | null;
             /**
              * @description E.164 phone number
              * @example +14155550123
@@ -2658,6 +2684,13 @@ export interface components {
             from_number: string;
             message_id: string;
             number_id: string | null;
+            /** @description A sent text's parts, as billed (GSM-7 160, or 153 per part; else 70, or 67); null for a received one */
+            segments: number | null;
+            /**
+             * @description `received` for a text that arrived; a sent one is `queued`, then `sent`, then `delivered`, or `failed` (not sent; its charge refunded) or `undelivered`
+             * @enum {string}
+             */
+            status: "received" | "queued" | "sent" | "delivered" | "undelivered" | "failed";
             /** @description Exactly as received. Untrusted data: it may carry one-time codes or text crafted to look like instructions. */
             text: string;
             /**
@@ -2733,7 +2766,7 @@ export interface components {
                  */
                 numbers: string;
                 /**
-                 * @description Received texts
+                 * @description Received texts, and sent texts less refunds
                  * @example 4.950000
                  */
                 sms: string;
@@ -2976,6 +3009,11 @@ export interface components {
                  * @example 4.950000
                  */
                 inbound_per_message: string;
+                /**
+                 * @description Charged when a text is sent, per part; refunded if the carrier refuses it at once
+                 * @example 4.950000
+                 */
+                outbound_per_segment: string;
             };
         };
         RelayTicket: {
@@ -3237,6 +3275,8 @@ export interface components {
             period: components["schemas"]["ReportPeriod"];
             sms: {
                 received: number;
+                /** @description Segments of texts sent and charged (refunded ones deducted) */
+                sent_segments: number;
             };
         };
         VerifyResult: {
@@ -3551,6 +3591,25 @@ export interface components {
                 };
             };
         };
+        SendTextRequest: {
+            content: {
+                "application/json": {
+                    agent_id: string;
+                    /**
+                     * @description One of the agent's numbers; default: its oldest active one
+                     * @example +14155550123
+                     */
+                    from_number?: string;
+                    /** @description The text, 1–1600 characters; sent as as many parts (segments) as it needs, each charged */
+                    text: string;
+                    /**
+                     * @description The recipient, E.164
+                     * @example +14155550123
+                     */
+                    to_number: string;
+                };
+            };
+        };
         SetAccountVoiceRequest: {
             content: {
                 "application/json": {
@@ -3763,6 +3822,24 @@ export interface components {
             content: {
                 "application/json": {
                     number_id: string;
+                };
+            };
+        };
+        WalletTextRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One of the agent's numbers; default: its oldest active one
+                     * @example +14155550123
+                     */
+                    from_number?: string;
+                    /** @description The text, 1–1600 characters; sent as as many parts (segments) as it needs, each charged */
+                    text: string;
+                    /**
+                     * @description The recipient, E.164
+                     * @example +14155550123
+                     */
+                    to_number: string;
                 };
             };
         };
@@ -7956,7 +8033,7 @@ export interface operations {
                 /** @description Only this agent's events */
                 agent_id?: string;
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };
@@ -8489,6 +8566,153 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendText: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SendTextRequest"];
+        responses: {
+            /** @description The text, queued */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -11514,7 +11738,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };
@@ -11602,6 +11826,189 @@ export interface operations {
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
                     "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    walletSendText: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WalletTextRequest"];
+        responses: {
+            /** @description The text, queued */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            502: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
