@@ -100,6 +100,11 @@ export const ERROR_CODES = {
   idempotency_conflict: { status: 409, title: "Idempotency key reused", when: "An Idempotency-Key was reused with a different request." },
   turn_stale: { status: 409, title: "Turn is stale", when: "A context push answers a turn that a newer caller utterance replaced." },
   turn_cancelled: { status: 409, title: "Turn was cancelled", when: "A context push answers a turn that the caller interrupted." },
+  transfer_in_progress: {
+    status: 409,
+    title: "Transfer in progress",
+    when: "The call is already being transferred, or has been handed to a person: the agent no longer speaks on it (a warm transfer that failed gives it back).",
+  },
   call_ended: { status: 410, title: "Call has ended", when: "A context push arrived after the call ended." },
   gone: { status: 410, title: "Gone", when: "A resource existed but is permanently gone (a released number, a consumed session)." },
   payload_too_large: { status: 413, title: "Payload too large", when: "The request body is larger than the service accepts." },

@@ -1,10 +1,11 @@
-import type { CarrierSignals, EndedBy, StatusReport } from "../carrier/carrier.js";
+import type { CarrierSignals, EndedBy, StatusReport, TransferOutcome } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
 import { secondsSince } from "../metrics.js";
 import { applyCallStatus } from "./call-status.js";
 import { receiveInboundCall } from "./inbound-call.js";
+import { transferOutcome } from "./transfer.js";
 import { cancelOpenTurn, claimFiller, openTurn } from "./turns.js";
 
 /**
@@ -46,6 +47,10 @@ export class LiveCallEngine implements CarrierSignals {
     if (!pending || (turnId !== undefined && pending.turnId !== turnId)) return;
     clearTimeout(pending.timer);
     this.fillerTimers.delete(callId);
+  }
+
+  transferOutcome(callId: string, outcome: TransferOutcome): Promise<void> {
+    return transferOutcome(this.core, callId, outcome);
   }
 
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }) {

@@ -52,6 +52,13 @@ export interface Carrier {
   dropCall(call: { callId: string; carrierRef: string | null; status: CallStatus }): Promise<void>;
   /** Speaks a line into a live call. */
   speak(callId: string, speech: Speech): Promise<void>;
+  /**
+   * Hands a live call to a person (core/calls/transfer.ts has recorded it as dialing): the agent's
+   * session ends, `to` is dialled, and the outcome comes back through CarrierSignals.transferOutcome.
+   * A cold transfer that finds nobody ends the call (reported through callStatus); a warm one
+   * gives the caller back to the agent.
+   */
+  transferCall(call: CallTransfer): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,6 +75,11 @@ export interface CarrierSignals {
   callerUtterance(callId: string, text: string, input?: "speech" | "dtmf"): Promise<{ turnId: string }>;
   /** The caller spoke over the agent. */
   callerInterrupted(callId: string): Promise<void>;
+  /**
+   * How a transfer went: the person answered (the caller is bridged to them), or the dial found
+   * nobody (`busy`, `no-answer`, which includes the transfer timeout, or `failed`).
+   */
+  transferOutcome(callId: string, outcome: TransferOutcome): Promise<void>;
   /** A text arrived on one of the service's numbers. */
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }): Promise<InboundSmsDecision>;
 }
@@ -90,6 +102,19 @@ export interface FarParty {
   /** The far party hangs up. */
   hangup(callId: string): Promise<void>;
 }
+
+/** A transfer the carrier carries out: who to dial, and what a warm one says to them first. */
+export interface CallTransfer {
+  callId: string;
+  carrierRef: string | null;
+  /** The agent's number on the call (the caller id the person sees, where the carrier allows it). */
+  agentNumber: string;
+  to: string;
+  mode: "cold" | "warm";
+  whisper: string | null;
+}
+
+export type TransferOutcome = "answered" | "busy" | "no-answer" | "failed";
 
 export type EndedBy = "agent" | "caller" | "carrier" | "service";
 

@@ -15,6 +15,9 @@ export const EVENT_TYPES = [
   "webhook.test",
   "number.renewal_failed",
   "number.released",
+  "call.transfer.started",
+  "call.transfer.answered",
+  "call.transfer.failed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

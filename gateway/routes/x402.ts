@@ -2,7 +2,8 @@ import { presentAgent, updateAgent } from "../../core/agents/agents.js";
 import { Agent } from "../../core/agents/schemas.js";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { getTranscript } from "../../core/calls/read-calls.js";
-import { Call, CallIdParams, Transcript } from "../../core/calls/schemas.js";
+import { Call, CallIdParams, Transcript, TransferBody } from "../../core/calls/schemas.js";
+import { transferByAccount } from "../../core/calls/transfer.js";
 import { AppError } from "../../core/errors.js";
 import { pollEvents } from "../../core/events/events.js";
 import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
@@ -118,6 +119,21 @@ export const x402Routes = [
     params: CallIdParams,
     response: { status: 200, description: "The call after hanging up", schema: Call },
     handler: ({ core, auth, params }) => hangupCall(core, auth.accountId, params.call_id),
+  }),
+  defineRoute({
+    operationId: "walletTransferCall",
+    method: "post",
+    path: "/v1/x402/calls/{call_id}/transfer",
+    summary: "Transfer one of the wallet's calls to a person",
+    description: `As POST /v1/calls/{call_id}/transfer: cold or warm; the bridged leg is charged per second at the outbound rate from the balance. ${paid}`,
+    tags,
+    auth,
+    price: callPrice,
+    params: CallIdParams,
+    body: TransferBody,
+    response: { status: 200, description: "The call, with its transfer", schema: Call },
+    errors: [402, 404, 409, 410],
+    handler: ({ core, auth, params, body }) => transferByAccount(core, auth.accountId, params.call_id, body),
   }),
   defineRoute({
     operationId: "walletGetTranscript",

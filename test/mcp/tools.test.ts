@@ -22,6 +22,7 @@ const REQUIRED_TOOLS = [
   "list_calls",
   "get_transcript",
   "hang_up_call",
+  "transfer_call",
   "push_context",
   "wait_for_event",
   "peek_events",
@@ -45,7 +46,7 @@ const REQUIRED_TOOLS = [
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 
-const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text"];
+const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text", "transfer_call"];
 
 /** A validator that refuses what it does not understand: a schema it cannot compile is not a valid schema. */
 function strictAjv() {
@@ -124,6 +125,12 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   const waited = await ok("wait_for_event", { call_id: call.call_id, event_types: ["call.utterance"], timeout_seconds: 5 });
   expect(waited.events[0].turn_id).toBe(turn_id);
   expect((await ok("push_context", { call_id: call.call_id, turn_id, text: "Yes, how can I help?" })).turn_status).toBe("answered");
+  expect(await ok("transfer_call", { call_id: call.call_id, to_number: "+14155557777", mode: "warm", whisper: "A caller for the desk." })).toMatchObject({
+    transfer_status: "dialing",
+  });
+  const bridged = await ok("wait_for_event", { call_id: call.call_id, event_types: ["call.transfer.answered"], timeout_seconds: 5 });
+  expect(bridged.events[0].payload).toMatchObject({ to_number: "+14155557777", mode: "warm" });
+  expect((await ok("get_call", { call_id: call.call_id })).transferred_to).toBe("+14155557777");
   expect((await ok("get_call", { call_id: call.call_id })).status).toBe("in-progress");
   expect((await ok("get_transcript", { call_id: call.call_id })).transcript.map((l: any) => l.role)).toEqual(["user", "assistant"]);
   expect((await ok("hang_up_call", { call_id: call.call_id })).status).toBe("completed");
@@ -136,7 +143,7 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   expect(threads.data).toHaveLength(1);
   expect((await ok("list_messages", { conversation_id: threads.data[0].conversation_id })).data[0].text).toBe("Are you open today?");
   const drained = await ok("wait_for_event", { agent_id: agent.agent_id, timeout_seconds: 0, limit: 100 });
-  expect(drained.events.map((e: any) => e.event_type)).toEqual(["call.completed", "call.received", "call.completed", "sms.received"]);
+  expect(drained.events.map((e: any) => e.event_type)).toEqual(["call.transfer.started", "call.completed", "call.received", "call.completed", "sms.received"]);
 
   const webhook = await ok("set_webhook", { agent_id: other.agent_id, url: receiverUrl });
   expect(webhook.secret).toMatch(/^whsec_/);

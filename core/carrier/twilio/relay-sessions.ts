@@ -13,6 +13,9 @@ import { TWILIO_PATHS, twilioUrls } from "./urls.js";
 /** The bus channel carrying lines to speak into a call whose relay socket another process holds. */
 export const TWILIO_SPEECH_CHANNEL = "twilio.speech";
 
+/** The bus channel carrying a session's end with handoffData, to the process that holds its socket. */
+export const TWILIO_HANDOFF_CHANNEL = "twilio.handoff";
+
 interface Dependencies {
   authToken: string;
   baseUrl: string;
@@ -36,11 +39,26 @@ type RelayFrame = { type?: unknown; [field: string]: unknown };
 export class RelaySessions {
   private readonly live = new Map<string, RelaySession>();
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeHandoff: () => void;
 
   constructor(private readonly deps: Dependencies) {
     this.unsubscribe = deps.bus.subscribe(TWILIO_SPEECH_CHANNEL, (message) => {
       this.live.get(String(message.call_id))?.sendText(String(message.text));
     });
+    this.unsubscribeHandoff = deps.bus.subscribe(TWILIO_HANDOFF_CHANNEL, (message) => {
+      this.live.get(String(message.call_id))?.send({ type: "end", handoffData: String(message.handoff_data) });
+    });
+  }
+
+  /**
+   * Ends the call's session with `handoffData` (JSON), wherever its socket is: Twilio then
+   * requests the `<Connect action>` URL with it as `HandoffData`.
+   */
+  async handoff(callId: string, data: Record<string, unknown>): Promise<void> {
+    const handoffData = JSON.stringify(data);
+    const session = this.live.get(callId);
+    if (session) session.send({ type: "end", handoffData });
+    else await this.deps.bus.publish(TWILIO_HANDOFF_CHANNEL, { call_id: callId, handoff_data: handoffData }, { othersOnly: true });
   }
 
   /** The socket endpoint the gateway serves. */
@@ -95,6 +113,7 @@ export class RelaySessions {
 
   close(): void {
     this.unsubscribe();
+    this.unsubscribeHandoff();
     this.live.clear();
   }
 }
@@ -186,6 +205,10 @@ class RelaySession implements CarrierSocketSession {
     this.bound = true;
     this.sessions.bind(this.callId, this);
     await this.sessions.signals.callStatus(this.callId, "in-progress");
+    // The caller is back after a warm transfer found nobody (webhooks.ts, transferDial): now the
+    // agent can be told, and its answer has a socket to be spoken on.
+    const failed = parameters.transfer_failed;
+    if (failed === "busy" || failed === "no-answer" || failed === "failed") await this.sessions.signals.transferOutcome(this.callId, failed);
   }
 
   private refused(error: unknown): void {

@@ -3,7 +3,7 @@ import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { CallStatus } from "../../db/schema/calls.js";
 import type { Logger } from "../../logger.js";
-import type { Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, Speech } from "../carrier.js";
+import type { CallTransfer, Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, Speech } from "../carrier.js";
 import { attachTwilioNumber, buyTwilioNumber, releaseTwilioNumber } from "./numbers.js";
 import { RelaySessions } from "./relay-sessions.js";
 import { createTwilioClient, type TwilioClient, twilioRequest } from "./rest.js";
@@ -18,6 +18,8 @@ export interface TwilioCarrierOptions {
   db: Database;
   bus: Bus;
   logger: Logger;
+  /** How long a transfer rings the person (TRANSFER_TIMEOUT_MS). */
+  transferTimeoutMs?: number;
 }
 
 /**
@@ -48,7 +50,15 @@ export class TwilioCarrier implements Carrier {
       signals,
     });
     this.endpoints = {
-      webhooks: twilioWebhooks({ config: options.config, client: this.client, baseUrl: options.baseUrl, db: options.db, logger: options.logger, signals }),
+      webhooks: twilioWebhooks({
+        config: options.config,
+        client: this.client,
+        baseUrl: options.baseUrl,
+        db: options.db,
+        logger: options.logger,
+        signals,
+        transferTimeoutMs: options.transferTimeoutMs ?? 30_000,
+      }),
       sockets: [this.relays.endpoint()],
     };
   }
@@ -86,7 +96,12 @@ export class TwilioCarrier implements Carrier {
         this.client.calls.create({
           to: call.to,
           from: call.from,
-          twiml: relayTwiml({ socketUrl: this.urls.relayOf(call.callId), callId: call.callId, voiceId: call.voiceId }),
+          twiml: relayTwiml({
+            socketUrl: this.urls.relayOf(call.callId),
+            callId: call.callId,
+            voiceId: call.voiceId,
+            action: this.urls.connectOf(call.callId),
+          }),
           statusCallback: this.urls.statusOf(call.callId),
           statusCallbackMethod: "POST",
           statusCallbackEvent: ["initiated", "ringing", "answered", "completed"],
@@ -115,6 +130,14 @@ export class TwilioCarrier implements Carrier {
 
   speak(callId: string, speech: Speech): Promise<void> {
     return this.relays.speak(callId, speech.text);
+  }
+
+  /**
+   * Ends the call's ConversationRelay session with `handoffData` naming the transfer; Twilio then
+   * requests the `<Connect action>` URL, whose answer dials the person (webhooks.ts, `connect`).
+   */
+  transferCall(transfer: CallTransfer): Promise<void> {
+    return this.relays.handoff(transfer.callId, { reason: "transfer", to: transfer.to, mode: transfer.mode });
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,7 @@ import type { CarrierKind } from "../carrier-kind.js";
 export const twilioKind: CarrierKind = {
   async create(config, deps) {
     const { TwilioCarrier } = await import("./twilio-carrier.js");
-    return new TwilioCarrier({ config: config.twilio!, baseUrl: config.baseUrl!, ...deps });
+    return new TwilioCarrier({ config: config.twilio!, baseUrl: config.baseUrl!, transferTimeoutMs: config.transferTimeoutMs, ...deps });
   },
   async check(config) {
     const { checkTwilio } = await import("./carrier-check.js");

@@ -6,6 +6,14 @@ export const TWILIO_PATHS = {
   sms: "/twilio/sms",
   /** Status callbacks: of inbound calls (set on the number) and outbound ones (`?call_id=`). */
   status: "/twilio/status",
+  /** `<Connect action>` of every call: the relay session ended (`?call_id=`); a transfer is answered with `<Dial>`. */
+  connect: "/twilio/connect",
+  /** A transfer's `<Dial action>`: how the dial went (`DialCallStatus`). */
+  transferDial: "/twilio/transfer/dial",
+  /** A transfer's `<Number statusCallback>`: the person answered. */
+  transferStatus: "/twilio/transfer/status",
+  /** A warm transfer's `<Number url>`: the whisper the person hears first. */
+  transferWhisper: "/twilio/transfer/whisper",
   /** The ConversationRelay WebSocket of one call: `/twilio/relay/{call_id}`. */
   relay: "/twilio/relay",
 } as const;
@@ -18,6 +26,10 @@ export function twilioUrls(baseUrl: string) {
     sms: baseUrl + TWILIO_PATHS.sms,
     status: baseUrl + TWILIO_PATHS.status,
     statusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.status}?call_id=${encodeURIComponent(callId)}`,
+    connectOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.connect}?call_id=${encodeURIComponent(callId)}`,
+    transferDialOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.transferDial}?call_id=${encodeURIComponent(callId)}`,
+    transferStatusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.transferStatus}?call_id=${encodeURIComponent(callId)}`,
+    transferWhisperOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.transferWhisper}?call_id=${encodeURIComponent(callId)}`,
     relayOf: (callId: string) => `${socketBase}${TWILIO_PATHS.relay}/${encodeURIComponent(callId)}`,
     /** The relay socket's URL as Twilio was given it, from the path it asked for. */
     relayAt: (pathAndQuery: string) => socketBase + pathAndQuery,

@@ -36,6 +36,19 @@ export const calls = pgTable(
     chargedMicros: bigint("charged_micros", { mode: "number" }).notNull().default(0),
     /** The seconds finally billed: the talk time, unless the balance ran out first. */
     billedSeconds: integer("billed_seconds"),
+    /** The number the call is (or was last) being transferred to; see core/calls/transfer.ts. */
+    transferTo: text("transfer_to"),
+    /** `cold` or `warm`. */
+    transferMode: text("transfer_mode").$type<"cold" | "warm">(),
+    /** `dialing`, then `bridged` (the person answered) or `failed`. */
+    transferStatus: text("transfer_status").$type<"dialing" | "bridged" | "failed">(),
+    /** What a warm transfer says to the person before the caller is bridged. */
+    transferWhisper: text("transfer_whisper"),
+    transferAnsweredAt: timestamptz("transfer_answered_at"),
+    /** The bridged leg is billed as an outbound call: its rate, paid time and charge so far. */
+    transferRateMicrosPerSecond: bigint("transfer_rate_micros_per_second", { mode: "number" }).notNull().default(0),
+    transferPaidUntil: timestamptz("transfer_paid_until"),
+    transferChargedMicros: bigint("transfer_charged_micros", { mode: "number" }).notNull().default(0),
     ...timestamps,
   },
   (t) => [
