@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { expectBalanceIsLedgerSum, ledgerOf, manualClock } from "../billing/support.js";
+import { messageType, protocol2Call } from "../support/protocol2.js";
+import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
-import { pushToTurn, transcriptLines } from "../support/turns.js";
+import { pushToTurn, transcriptLines, webhookCall } from "../support/turns.js";
 import { waitFor } from "../support/twilio/service.js";
 
 // Handing a call to a person on the sandbox (core/calls/transfer.ts, DESIGN §6b): cold and warm,
@@ -17,7 +19,9 @@ let account: TestAccount;
 let api: Api;
 
 beforeAll(async () => {
-  service = await startTestService({ env: { TURN_TIMEOUT_MS: "60000", TRANSFER_TIMEOUT_MS: "300", BILLING_INTERVAL_MS: "3600000" } });
+  service = await startTestService({
+    env: { TURN_TIMEOUT_MS: "60000", TRANSFER_TIMEOUT_MS: "300", BILLING_INTERVAL_MS: "3600000", ALLOW_PRIVATE_WEBHOOKS: "1" },
+  });
   account = await createAccount(service.core);
   api = new Api(service.baseUrl, account.apiKey);
 });
@@ -86,6 +90,7 @@ describe("a cold transfer", () => {
     expect((await api.post(`/v1/sandbox/calls/${callId}/hangup`)).status).toBe(200);
     const ended = (await api.get(`/v1/calls/${callId}`)).body;
     expect(ended).toMatchObject({ status: "completed", ended_by: "caller", transfer_status: "bridged", transferred_to: "+14155557777" });
+    expect((await api.get(`/v1/billing/verify/${callId}`)).body.agrees).toBe(true);
     expect(await transcriptLines(api, callId)).toEqual([["user", "Can I talk to a human?"]]);
     const list = (await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data;
     expect(list).toHaveLength(1);
@@ -175,6 +180,44 @@ describe("a warm transfer", () => {
   });
 });
 
+describe("transfer events on webhooks", () => {
+  it("reach a service-relay/1 webhook as envelopes", async () => {
+    const receiver = await startReceiver();
+    try {
+      const { callId, phone } = await webhookCall(api, receiver.url);
+      expect((await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155550001", mode: "warm" })).status).toBe(200);
+      await phone.next((f) => f.type === "transfer" && f.status === "failed");
+      await waitFor(() => receiver.requests.filter((r) => r.body?.payload?.call_id === callId).length >= 3);
+      const types = receiver.requests.filter((r) => r.body?.payload?.call_id === callId).map((r) => r.body.event_type);
+      // Each is its own delivery job: they may land in any order.
+      expect(types.sort()).toEqual(["call.transfer.failed", "call.transfer.started", "call.utterance"]);
+      expect(receiver.requests.find((r) => r.body?.event_type === "call.transfer.failed")!.body.payload.reason).toBe("busy");
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("reach a service-relay/2 webhook as envelopes, the caller's return as a call.task.open", async () => {
+    const receiver = await startReceiver(() => 202);
+    try {
+      const { callId, phone } = await protocol2Call(api, receiver.url, []);
+      expect((await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155550002", mode: "warm" })).status).toBe(200);
+      await phone.next((f) => f.type === "transfer" && f.status === "failed");
+      const mineOf = () => receiver.requests.filter((r) => r.body?.call_id === callId || r.body?.payload?.call_id === callId);
+      await waitFor(() => mineOf().length >= 4);
+      const mine = mineOf();
+      expect(mine.map(messageType).sort()).toEqual(["call.session.start", "call.task.open", "call.transfer.failed", "call.transfer.started"]);
+      expect(mine.find((r) => messageType(r) === "call.transfer.failed")!.body).toMatchObject({
+        event_type: "call.transfer.failed",
+        payload: { reason: "no-answer", returned_to_agent: true },
+      });
+      expect(mine.find((r) => messageType(r) === "call.task.open")!.body.text).toBe("[transfer failed: no-answer]");
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe("a transfer as a turn's answer", () => {
   it("speaks the text, answers the turn and transfers", async () => {
     const { agentId, callId, phone } = await liveCall();
@@ -249,6 +292,10 @@ describe("the bridged leg's bill", () => {
       expect(ended.charge).toBe("0.030000");
       const balance = await expectBalanceIsLedgerSum(service.core, poor.accountId);
       expect(balance).toBe(15_000);
+      // The call's verification counts the leg: its rows agree with what the call says it cost.
+      const verified = (await poorApi.get(`/v1/billing/verify/${callId}`)).body;
+      expect(verified).toMatchObject({ agrees: true, charged: "0.030000", expected_charge: "0.030000" });
+      expect(verified.ledger.map((r: any) => r.item)).toContain("call.transfer");
     } finally {
       service.core.now = () => new Date();
     }

@@ -2877,6 +2877,11 @@ export interface components {
                 outbound_per_minute: string;
                 /** @description Talk time is paid a block ahead; unused seconds are refunded when the call ends */
                 prepaid_block_seconds: number;
+                /**
+                 * @description A transferred call's bridged leg (the person it was handed to), billed per second beside the call's own talk time: the outbound rate; a transfer needs its first minute covered
+                 * @example 4.950000
+                 */
+                transfer_per_minute: string;
             };
             /** @enum {string} */
             currency: "USD";
