@@ -7,7 +7,7 @@ import { calls } from "../db/schema/calls.js";
 import { turns } from "../db/schema/turns.js";
 import { AppError, notFound } from "../errors.js";
 import { recordEvent } from "../events/events.js";
-import { type CallRow, loadCall, presentCall } from "./call-records.js";
+import { type CallRow, loadCallById, presentCall } from "./call-records.js";
 import { isPushTokenFor } from "./push-token.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
 
@@ -147,12 +147,7 @@ export async function transferCall(core: Core, credential: TransferCredential, r
     core.logger.error({ err: error, call_id: call.callId }, "the carrier did not take the transfer");
     await transferOutcome(core, call.callId, "failed");
   }
-  return presentCall(await loadCallById(core, call.callId));
-}
-
-async function loadCallById(core: Core, callId: string): Promise<CallRow> {
-  const [row] = await core.db.select().from(calls).where(eq(calls.callId, callId));
-  return row!;
+  return presentCall((await loadCallById(core.db, call.callId))!);
 }
 
 /**
@@ -240,13 +235,12 @@ function badPushToken(): AppError {
   });
 }
 
-/** The REST route's operation: by the account's key. */
-export async function transferByAccount(
+/** The REST route's, the no-signup route's and the MCP tool's operation: by the account's credential. */
+export function transferByAccount(
   core: Core,
   accountId: string,
   callId: string,
   body: { to_number: string; mode: "cold" | "warm"; whisper?: string | undefined },
 ) {
-  await loadCall(core.db, accountId, callId);
   return transferCall(core, { accountId }, { callId, toNumber: body.to_number, mode: body.mode, whisper: body.whisper });
 }

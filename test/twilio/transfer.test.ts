@@ -84,8 +84,11 @@ describe("a transfer through Twilio", () => {
     expect(dial).toMatchObject({ outcome: "answered", whisper: ["Ann & Bob, about <order> 42."] });
     expect(dial!.number.url).toBe(`${env.service.baseUrl}/twilio/transfer/whisper?call_id=${callId}`);
     expect(await callOf(callId)).toMatchObject({ transfer_status: "bridged", transferred_to: "+14155557778" });
-    await env.twilio.hangUp(callSid);
+    // The agent's session is over, so hanging up a bridged call goes through Calls update.
+    expect((await api.post(`/v1/calls/${callId}/hangup`)).body).toMatchObject({ status: "completed", ended_by: "agent" });
+    expect(env.twilio.requestsOf("UpdateCall").at(-1)).toMatchObject({ params: { Sid: callSid }, form: { Status: "completed" } });
     await env.twilio.settled();
+    expect(env.twilio.calls.get(callSid)!.status).toBe("completed");
   });
 
   for (const [to, reason] of [
