@@ -106,6 +106,17 @@ describe("the MCP tool transfer_call", () => {
       expect(await mcp.fails("transfer_call", { call_id: call.call_id, to_number: "not-a-number" })).toContain("to_number");
       await mcp.ok("hang_up_call", { call_id: call.call_id });
       expect(await mcp.fails("transfer_call", { call_id: call.call_id, to_number: "+14155557777" })).toContain("call_ended");
+
+      // push_context takes a transfer as the turn's answer too.
+      const second = await mcp.ok("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" });
+      const { turn_id } = await mcp.ok("simulate_caller_speech", { call_id: second.call_id, text: "A person, please." });
+      const answered2 = await mcp.ok("push_context", { call_id: second.call_id, turn_id, text: "Connecting you.", transfer_to: "+14155557777" });
+      expect(answered2).toMatchObject({ turn_status: "answered", transfer: { to_number: "+14155557777", mode: "cold" } });
+      await mcp.ok("wait_for_event", { call_id: second.call_id, event_types: ["call.transfer.answered"], timeout_seconds: 5 });
+      expect((await mcp.ok("get_transcript", { call_id: second.call_id })).transcript.map((l: any) => l.text)).toEqual([
+        "A person, please.",
+        "Connecting you.",
+      ]);
     } finally {
       await mcp.close();
     }
