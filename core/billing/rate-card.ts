@@ -17,7 +17,8 @@ export const RateCard = z
       prepaid_block_seconds: z.number().int().meta({ description: "Talk time is paid a block ahead; unused seconds are refunded when the call ends" }),
       minimum_balance_to_call: z.object({ inbound: Money, outbound: Money }).meta({ description: "A call needs its first minute covered" }),
       transfer_per_minute: Money.meta({
-        description: "A transferred call's bridged leg (the person it was handed to), billed per second beside the call's own talk time: the outbound rate; a transfer needs its first minute covered",
+        description:
+          "A transferred call's bridged leg (the person it was handed to), billed per second beside the call's own talk time: the outbound rate; a transfer needs its first minute covered",
       }),
     }),
     sms: z.object({ inbound_per_message: Money }),
