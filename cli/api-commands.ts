@@ -111,6 +111,18 @@ async function hangUp(callId: string, _options: unknown, command: Command): Prom
   print(json, call, `${call.call_id}: ${call.status}`);
 }
 
+async function transfer(callId: string, to: string, options: { warm?: boolean; whisper?: string }, command: Command): Promise<void> {
+  const { agentline, json } = client(command);
+  if (options.whisper !== undefined && !options.warm) throw new CliError("--whisper is for a warm transfer: add --warm");
+  const body = {
+    to_number: to,
+    mode: options.warm ? ("warm" as const) : ("cold" as const),
+    ...(options.whisper !== undefined ? { whisper: options.whisper } : {}),
+  };
+  const call = unwrap(await agentline.api.POST("/v1/calls/{call_id}/transfer", { ...path(callId), body }));
+  print(json, call, `${call.call_id}: transferring to ${to} (${body.mode}): ${call.transfer_status}`);
+}
+
 async function say(callId: string, words: string[], options: { wait: boolean; timeout: string }, command: Command): Promise<void> {
   const { agentline, json, apiKey } = client(command);
   const text = words.join(" ");
@@ -234,6 +246,12 @@ export function addApiCommands(program: Command): void {
     .option("--voicemail-message <text>", "with --machine-detection leave_message: what is left on an answering machine")
     .action(placeCall);
   program.command("hangup <call_id>").description("hang up a call").action(hangUp);
+  program
+    .command("transfer <call_id> <to_number>")
+    .description("hand a live call to a person: cold (the agent leaves at once) unless --warm")
+    .option("--warm", "warm: the person hears --whisper first; if nobody answers, the caller comes back to the agent")
+    .option("--whisper <text>", "with --warm: what the person hears before the caller is put through")
+    .action(transfer);
   program
     .command("say <call_id> <text...>")
     .description("sandbox only: the far party of a call says something, and you hear the agent's answer")

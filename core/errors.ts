@@ -114,6 +114,11 @@ export const ERROR_CODES = {
     title: "A turn is waiting for its answer",
     when: "An unprompted line (`POST /v1/calls/{call_id}/say`) was sent while a caller turn is open and unanswered: answer the turn with a context push instead, so the agent never talks over its own answer.",
   },
+  transfer_in_progress: {
+    status: 409,
+    title: "Transfer in progress",
+    when: "The call is already being transferred, or has been handed to a person: the agent no longer speaks on it (a warm transfer that failed gives it back).",
+  },
   call_ended: { status: 410, title: "Call has ended", when: "A context push, an unprompted line or keypad digits arrived after the call ended." },
   gone: { status: 410, title: "Gone", when: "A resource existed but is permanently gone (a released number, a consumed session)." },
   payload_too_large: { status: 413, title: "Payload too large", when: "The request body is larger than the service accepts." },

@@ -46,6 +46,8 @@ const NEXT_STEPS: Record<ErrorCode, string | ((error: AppError, tool: string) =>
   turn_stale: `Discard this answer: the caller has spoken again since. ${NEXT_UTTERANCE}`,
   turn_cancelled: `Discard this answer: the caller interrupted it. ${NEXT_UTTERANCE}`,
   turn_open: "A caller turn is waiting for its answer: answer it with push_context (its turn_id is in the error) instead of say_on_call.",
+  transfer_in_progress:
+    "The call is with (or being dialled to) a person: wait for call.transfer.answered or call.transfer.failed (a failed warm transfer gives the call back with a new turn).",
   call_ended:
     'Stop working on this call. get_transcript shows what was said; wait_for_event with event_types ["call.completed"] gives how it ended and what it cost.',
   gone: "It no longer exists; list again for what does.",

@@ -1,6 +1,7 @@
 import type { Core } from "../context.js";
 import { meterCalls } from "./call-billing.js";
 import { renewLeases } from "./renewals.js";
+import { meterTransfers } from "./transfer-billing.js";
 
 /**
  * Ends a call whose money ran out, at the moment it did. A port, filled in by the composition
@@ -35,6 +36,7 @@ export class BillingJobs {
   /** One pass of the jobs, now. */
   async runOnce(): Promise<void> {
     for (const { callId, endAt } of await meterCalls(this.core)) await this.endUnpaidCall(callId, endAt);
+    for (const { callId, endAt } of await meterTransfers(this.core)) await this.endUnpaidCall(callId, endAt);
     await renewLeases(this.core);
   }
 

@@ -30,8 +30,11 @@ export async function verifyCall(core: Core, accountId: string, callId: string):
   const charged = -rows.reduce((sum, row) => sum + row.amountMicros, 0) || 0;
   const ended = TERMINAL_STATUSES.has(call.status);
   const rate = call.rateMicrosPerSecond;
-  const expected = ended ? (call.billedSeconds ?? 0) * rate : null;
-  const agrees = call.chargedMicros === charged && (expected === null || expected === charged);
+  // A transferred call's bridged leg (core/billing/transfer-billing.ts) is on its ledger too: kept
+  // apart while the call runs, added to its total when it ends.
+  const expected = ended ? (call.billedSeconds ?? 0) * rate + call.transferChargedMicros : null;
+  const total = ended ? call.chargedMicros : call.chargedMicros + call.transferChargedMicros;
+  const agrees = total === charged && (expected === null || expected === charged);
   return {
     call_id: call.callId,
     status: call.status,

@@ -16,6 +16,10 @@ export const RateCard = z
       billing_increment_seconds: z.literal(1),
       prepaid_block_seconds: z.number().int().meta({ description: "Talk time is paid a block ahead; unused seconds are refunded when the call ends" }),
       minimum_balance_to_call: z.object({ inbound: Money, outbound: Money }).meta({ description: "A call needs its first minute covered" }),
+      transfer_per_minute: Money.meta({
+        description:
+          "A transferred call's bridged leg (the person it was handed to), billed per second beside the call's own talk time: the outbound rate; a transfer needs its first minute covered",
+      }),
     }),
     sms: z.object({
       inbound_per_message: Money,
@@ -44,6 +48,7 @@ export function presentRateCard(config: Pick<Config, "rates" | "callBillingBlock
       billing_increment_seconds: 1,
       prepaid_block_seconds: config.callBillingBlockSeconds,
       minimum_balance_to_call: { inbound: formatMicros(rates.callPerSecond.inbound * 60), outbound: formatMicros(rates.callPerSecond.outbound * 60) },
+      transfer_per_minute: formatMicros(rates.callPerSecond.outbound * 60),
     },
     sms: { inbound_per_message: formatMicros(rates.smsInbound), outbound_per_segment: formatMicros(rates.smsOutboundPerSegment) },
     recordings: { per_minute_month: formatMicros(rates.recordingPerMinuteMonth) },

@@ -1,4 +1,4 @@
-import type { AnsweredBy, CarrierSignals, EndedBy, SmsStatusReport, StatusReport } from "../carrier/carrier.js";
+import type { AnsweredBy, CarrierSignals, EndedBy, SmsStatusReport, StatusReport, TransferOutcome } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { CallStatus } from "../db/schema/calls.js";
 import { receiveInboundSms } from "../messages/inbound-sms.js";
@@ -7,6 +7,7 @@ import { secondsSince } from "../metrics.js";
 import { applyCallStatus } from "./call-status.js";
 import { receiveInboundCall } from "./inbound-call.js";
 import { applyRecordingReady } from "./recordings.js";
+import { transferOutcome } from "./transfer.js";
 import { cancelOpenTurn, claimFiller, openTurn } from "./turns.js";
 import { applyAnsweredBy } from "./voicemail.js";
 
@@ -57,6 +58,10 @@ export class LiveCallEngine implements CarrierSignals {
 
   recordingReady(recording: { callId: string; carrierRef: string; durationSeconds: number }): Promise<void> {
     return applyRecordingReady(this.core, recording);
+  }
+
+  transferOutcome(callId: string, outcome: TransferOutcome): Promise<void> {
+    return transferOutcome(this.core, callId, outcome);
   }
 
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }) {

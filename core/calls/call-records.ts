@@ -28,11 +28,14 @@ export function presentCall(row: CallRow): Call {
     ended_at: row.endedAt?.toISOString() ?? null,
     duration_seconds: row.durationSeconds,
     billed_seconds: row.billedSeconds,
-    charge: formatMicros(row.chargedMicros),
+    // While the call runs, its bridged leg's prepaid time is counted apart (it joins at the end).
+    charge: formatMicros(row.chargedMicros + (row.endedAt ? 0 : row.transferChargedMicros)),
     currency: "USD",
     answered_by: row.answeredBy,
     voicemail_left: row.voicemailLeftAt !== null,
     record: row.record,
+    transferred_to: row.transferStatus === "bridged" ? row.transferTo : null,
+    transfer_status: row.transferStatus,
   };
 }
 

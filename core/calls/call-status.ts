@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { settleCallBilling, startCallBilling } from "../billing/call-billing.js";
 import { formatMicros } from "../billing/money.js";
+import { settleTransferBilling } from "../billing/transfer-billing.js";
 import type { EndedBy } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { Transaction } from "../db/database.js";
@@ -69,6 +70,7 @@ export async function applyCallStatus(
     if (next === "in-progress" && row!.greeting) await recordGreeting(tx, row!.callId, row!.greeting, now);
     if (TERMINAL_STATUSES.has(next)) {
       row = await settleCallBilling(core, tx, row!);
+      row = await settleTransferBilling(core, tx, row!);
       await recordEnding(core, tx, row!);
     }
     if (next === "in-progress" && row!.direction === "outbound") await startOutboundSession(core, tx, row!);

@@ -38,6 +38,11 @@ export const Call = z
     }),
     voicemail_left: z.boolean().meta({ description: "The voicemail_message was left on an answering machine (then the call ended)" }),
     record: z.boolean().meta({ description: "The call is recorded (after the recording notice); GET /v1/calls/{call_id}/recording once ready" }),
+    transferred_to: PhoneNumber.nullable().meta({ description: "The person the call was handed to (POST .../transfer), once they answered; null otherwise" }),
+    transfer_status: z
+      .enum(["dialing", "bridged", "failed"])
+      .nullable()
+      .meta({ description: "The call's last transfer: dialing, bridged (the caller is with the person) or failed; null if never transferred" }),
   })
   .meta({ id: "Call" });
 export type Call = z.infer<typeof Call>;
@@ -105,9 +110,36 @@ export const MAX_SPOKEN_TEXT = 4000;
 
 export const ContextPushBody = z
   .strictObject({
-    text: z.string().trim().min(1).max(MAX_SPOKEN_TEXT).meta({ description: "What the agent says to the caller" }),
+    text: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_SPOKEN_TEXT)
+      .optional()
+      .meta({ description: "What the agent says to the caller; required unless `transfer_to` answers the turn" }),
     final: z.boolean().default(true).meta({ description: "false: an interim line; the turn stays open for the final answer" }),
     end_call: z.boolean().default(false).meta({ description: "Hang up after speaking" }),
+    transfer_to: PhoneNumber.optional().meta({
+      description: "Answer the turn by handing the call to this person (E.164), after speaking `text` if given: as POST /v1/calls/{call_id}/transfer",
+    }),
+    transfer_mode: z.enum(["cold", "warm"]).optional().meta({ description: "With transfer_to: cold (default) or warm" }),
+    whisper: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_SPOKEN_TEXT)
+      .optional()
+      .meta({ description: "With transfer_to and transfer_mode warm: what the person hears first" }),
+  })
+  .superRefine((body, ctx) => {
+    if (body.text === undefined && body.transfer_to === undefined)
+      ctx.addIssue({ code: "custom", path: ["text"], message: "text is required (or transfer_to)" });
+    if (body.transfer_to === undefined && (body.transfer_mode !== undefined || body.whisper !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["transfer_to"], message: "transfer_mode and whisper need transfer_to" });
+    }
+    if (body.transfer_to !== undefined && (body.end_call || !body.final)) {
+      ctx.addIssue({ code: "custom", path: ["transfer_to"], message: "a transfer answers the turn: it takes neither end_call nor final: false" });
+    }
   })
   .meta({ id: "ContextPush" });
 
@@ -120,6 +152,10 @@ export const ContextPushResult = z
     turn_status: z.enum(["open", "answered"]).meta({ description: "open after an interim line, answered after the final one" }),
     spoken_at: Timestamp,
     call_ending: z.boolean(),
+    transfer: z
+      .object({ to_number: PhoneNumber, mode: z.enum(["cold", "warm"]), status: z.enum(["dialing", "bridged", "failed"]) })
+      .optional()
+      .meta({ description: "When the answer was a transfer: the transfer as it stands (call.transfer.answered or .failed follow)" }),
   })
   .meta({ id: "ContextPushResult" });
 
@@ -145,3 +181,22 @@ export const DigitsBody = z
   .meta({ id: "SendDigits" });
 
 export const DigitsResult = z.object({ call_id: z.string(), digits: z.string(), sent_at: Timestamp }).meta({ id: "SendDigitsResult" });
+
+export const TransferBody = z
+  .strictObject({
+    to_number: PhoneNumber.meta({
+      description: "The person to hand the call to, E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails.",
+    }),
+    mode: z.enum(["cold", "warm"]).default("cold").meta({
+      description: "cold: the agent leaves at once; warm: `whisper` is spoken to the person first, and if nobody answers the caller comes back to the agent",
+    }),
+    whisper: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_SPOKEN_TEXT)
+      .optional()
+      .meta({ description: "Warm transfers: what the person hears before the caller is bridged (who is calling and why)" }),
+  })
+  .meta({ id: "TransferRequest" });
+export type TransferBody = z.infer<typeof TransferBody>;

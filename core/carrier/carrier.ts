@@ -69,6 +69,13 @@ export interface Carrier {
    * (`recipient_opted_out`, `invalid_number` on `to_number`) or CarrierUnavailable.
    */
   sendSms(message: OutboundSms): Promise<{ carrierRef: string }>;
+  /**
+   * Hands a live call to a person (core/calls/transfer.ts has recorded it as dialing): the agent's
+   * session ends, `to` is dialled, and the outcome comes back through CarrierSignals.transferOutcome.
+   * A cold transfer that finds nobody ends the call (reported through callStatus); a warm one
+   * gives the caller back to the agent.
+   */
+  transferCall(call: CallTransfer): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -89,6 +96,11 @@ export interface CarrierSignals {
   answeredBy(callId: string, answeredBy: AnsweredBy): Promise<void>;
   /** A call's recording is finished and stored at the carrier. */
   recordingReady(recording: { callId: string; carrierRef: string; durationSeconds: number }): Promise<void>;
+  /**
+   * How a transfer went: the person answered (the caller is bridged to them), or the dial found
+   * nobody (`busy`, `no-answer`, which includes the transfer timeout, or `failed`).
+   */
+  transferOutcome(callId: string, outcome: TransferOutcome): Promise<void>;
   /** A text arrived on one of the service's numbers. */
   inboundSms(message: { to: string; from: string; text: string; carrierRef: string }): Promise<InboundSmsDecision>;
   /** A sent text changed status (applied once, never backwards). */
@@ -130,6 +142,19 @@ export interface FarParty {
   /** The far party hangs up. */
   hangup(callId: string): Promise<void>;
 }
+
+/** A transfer the carrier carries out: who to dial, and what a warm one says to them first. */
+export interface CallTransfer {
+  callId: string;
+  carrierRef: string | null;
+  /** The agent's number on the call (the caller id the person sees, where the carrier allows it). */
+  agentNumber: string;
+  to: string;
+  mode: "cold" | "warm";
+  whisper: string | null;
+}
+
+export type TransferOutcome = "answered" | "busy" | "no-answer" | "failed";
 
 export type EndedBy = "agent" | "caller" | "carrier" | "service";
 

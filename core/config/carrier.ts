@@ -39,6 +39,10 @@ export const carrierSettings = z
     TWILIO_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000).meta({
       description: "How long one Twilio REST request may take before the answer is 502 `carrier_unavailable`.",
     }),
+    TRANSFER_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).meta({
+      description:
+        "How long a transferred call rings the person before the transfer fails as `no-answer` (Twilio's `<Dial timeout>`, in whole seconds, at least 5).",
+    }),
   })
   .meta({
     title: "Carrier",
@@ -51,6 +55,7 @@ export type CarrierSettings = z.output<typeof carrierSettings>;
 export function carrierConfig(e: CarrierSettings & Pick<ServerSettings, "BASE_URL">) {
   return {
     carrier: e.CARRIER,
+    transferTimeoutMs: e.TRANSFER_TIMEOUT_MS,
     /** Set exactly when `carrier` is `twilio`. */
     twilio: e.CARRIER === "twilio" ? twilioConfig(e) : undefined,
   };

@@ -18,6 +18,9 @@ export const EVENT_TYPES = [
   "number.released",
   "call.answered_by",
   "call.recording.ready",
+  "call.transfer.started",
+  "call.transfer.answered",
+  "call.transfer.failed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

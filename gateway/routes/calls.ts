@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
+import { answerTurn } from "../../core/calls/answer-turn.js";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { placeCall } from "../../core/calls/place-call.js";
-import { pushContext } from "../../core/calls/push-context.js";
 import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
 import { deleteRecording, fetchRecording } from "../../core/calls/recordings.js";
 import { sayOnCall } from "../../core/calls/say-on-call.js";
@@ -20,8 +20,10 @@ import {
   SayBody,
   SayResult,
   Transcript,
+  TransferBody,
 } from "../../core/calls/schemas.js";
 import { sendDigits } from "../../core/calls/send-digits.js";
+import { transferByAccount } from "../../core/calls/transfer.js";
 import { listOf } from "../../core/schemas/common.js";
 import { defineRoute, Reply } from "../http/route.js";
 
@@ -101,22 +103,36 @@ export const callRoutes = [
     summary: "Answer a live caller turn",
     description:
       "Speaks `text` to the caller and adds it to the transcript. Authorized by the event's `push_token` or an API key. " +
-      "409 `turn_stale` (the caller spoke again), `turn_cancelled` (the caller interrupted) or `turn_answered`: discard the answer. 410 `call_ended`: abandon the work.",
+      "409 `turn_stale` (the caller spoke again), `turn_cancelled` (the caller interrupted) or `turn_answered`: discard the answer. 410 `call_ended`: abandon the work. " +
+      "`transfer_to` answers the turn by handing the call to a person (after speaking `text`, if given), as POST /v1/calls/{call_id}/transfer.",
     tags,
     auth: "api_key_or_push_token",
     params: CallIdParams,
     query: ContextPushQuery,
     body: ContextPushBody,
     response: { status: 200, description: "Spoken", schema: ContextPushResult },
-    errors: [409, 410],
+    errors: [402, 409, 410],
     handler: ({ core, auth, params, query, body }) =>
-      pushContext(core, auth.kind === "push_token" ? { pushToken: auth.token } : { accountId: auth.accountId }, {
-        callId: params.call_id,
-        turnId: query.turn_id,
-        text: body.text,
-        final: body.final,
-        endCall: body.end_call,
-      }),
+      answerTurn(core, auth.kind === "push_token" ? { pushToken: auth.token } : { accountId: auth.accountId }, params.call_id, query.turn_id, body),
+  }),
+  defineRoute({
+    operationId: "transferCall",
+    method: "post",
+    path: "/v1/calls/{call_id}/transfer",
+    summary: "Transfer a call to a person",
+    description:
+      "Hands a connected call to `to_number`. `cold` (default): the caller is put through and the agent leaves the call at once; if nobody answers, the call ends. " +
+      "`warm`: `whisper` is spoken to the person when they answer, before the caller is bridged; if nobody answers (busy, no answer, failed, or the 30 s timeout) " +
+      "the caller comes back to the agent with a new `call.utterance` whose text says why (`[transfer failed: no-answer]`). Events `call.transfer.started`, " +
+      "`call.transfer.answered`, `call.transfer.failed`. The bridged leg is billed per second at the outbound rate; its first minute must be covered (402). " +
+      "409 `transfer_in_progress` (already being transferred) or `call_not_in_progress`; 410 `call_ended`; 422 names `to_number`.",
+    tags,
+    auth: "api_key",
+    params: CallIdParams,
+    body: TransferBody,
+    response: { status: 200, description: "The call, with transfer_status dialing (or already how it went)", schema: Call },
+    errors: [402, 404, 409, 410],
+    handler: ({ core, auth, params, body }) => transferByAccount(core, auth.accountId, params.call_id, body),
   }),
   defineRoute({
     operationId: "sayOnCall",

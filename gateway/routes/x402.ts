@@ -3,8 +3,9 @@ import { Agent } from "../../core/agents/schemas.js";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { getTranscript } from "../../core/calls/read-calls.js";
 import { sayOnCall } from "../../core/calls/say-on-call.js";
-import { Call, CallIdParams, DigitsBody, DigitsResult, SayBody, SayResult, Transcript } from "../../core/calls/schemas.js";
+import { Call, CallIdParams, DigitsBody, DigitsResult, SayBody, SayResult, Transcript, TransferBody } from "../../core/calls/schemas.js";
 import { sendDigits } from "../../core/calls/send-digits.js";
+import { transferByAccount } from "../../core/calls/transfer.js";
 import { AppError } from "../../core/errors.js";
 import { pollEvents } from "../../core/events/events.js";
 import { EventBatch, PollEventsQuery } from "../../core/events/schemas.js";
@@ -151,6 +152,21 @@ export const x402Routes = [
     response: { status: 200, description: "Sent", schema: DigitsResult },
     errors: [404, 409, 410],
     handler: ({ core, auth, params, body }) => sendDigits(core, auth.accountId, params.call_id, body.digits),
+  }),
+  defineRoute({
+    operationId: "walletTransferCall",
+    method: "post",
+    path: "/v1/x402/calls/{call_id}/transfer",
+    summary: "Transfer one of the wallet's calls to a person",
+    description: `As POST /v1/calls/{call_id}/transfer: cold or warm; the bridged leg is charged per second at the outbound rate from the balance. ${paid}`,
+    tags,
+    auth,
+    price: callPrice,
+    params: CallIdParams,
+    body: TransferBody,
+    response: { status: 200, description: "The call, with its transfer", schema: Call },
+    errors: [402, 404, 409, 410],
+    handler: ({ core, auth, params, body }) => transferByAccount(core, auth.accountId, params.call_id, body),
   }),
   defineRoute({
     operationId: "walletGetTranscript",

@@ -6,26 +6,28 @@ export type RelayFrame = Record<string, any>;
 /** What `<ConversationRelay>` asked for, read from the TwiML the service answered with. */
 export interface RelayInstructions {
   url: string;
+  /** `<Connect action>`: where Twilio asks what next when the session ends, if anywhere. */
+  action: string | null;
   attributes: Record<string, string>;
   parameters: Record<string, string>;
 }
 
-const unescapeXml = (s: string) =>
+export const unescapeXml = (s: string) =>
   s
     .replace(/&quot;/g, '"')
     .replace(/&apos;/g, "'")
     .replace(/&lt;/g, "<")
     .replace(/&gt;/g, ">")
     .replace(/&amp;/g, "&");
-const attributesOf = (tag: string) => Object.fromEntries([...tag.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1]!, unescapeXml(m[2]!)]));
+export const attributesOf = (tag: string) => Object.fromEntries([...tag.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1]!, unescapeXml(m[2]!)]));
 
 /** Reads `<Connect><ConversationRelay url ...><Parameter name value/>` out of TwiML, or null. */
 export function readRelayTwiml(twiml: string): RelayInstructions | null {
-  const relay = /<Connect>\s*<ConversationRelay\s([^>]*?)\/?>([\s\S]*?)(<\/ConversationRelay>|<\/Connect>)/.exec(twiml);
+  const relay = /<Connect(\s[^>]*)?>\s*<ConversationRelay\s([^>]*?)\/?>([\s\S]*?)(<\/ConversationRelay>|<\/Connect>)/.exec(twiml);
   if (!relay) return null;
-  const attributes = attributesOf(relay[1]!);
-  const parameters = Object.fromEntries([...relay[2]!.matchAll(/<Parameter\s([^>]*?)\/>/g)].map((m) => attributesOf(m[1]!)).map((a) => [a.name!, a.value!]));
-  return { url: attributes.url!, attributes, parameters };
+  const attributes = attributesOf(relay[2]!);
+  const parameters = Object.fromEntries([...relay[3]!.matchAll(/<Parameter\s([^>]*?)\/>/g)].map((m) => attributesOf(m[1]!)).map((a) => [a.name!, a.value!]));
+  return { url: attributes.url!, action: attributesOf(relay[1] ?? "").action ?? null, attributes, parameters };
 }
 
 /**

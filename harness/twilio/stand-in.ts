@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
-import { RelayLeg, readRelayTwiml } from "./relay-leg.js";
+import { attributesOf, RelayLeg, readRelayTwiml, unescapeXml } from "./relay-leg.js";
 import type { StandInMessage } from "./resources.js";
 import { rfc2822 } from "./resources.js";
 import { type StandInCall, TwilioRest } from "./rest-server.js";
@@ -34,6 +34,38 @@ export interface WebhookAnswer {
 }
 
 /**
+ * A `<Dial>` the stand-in followed, as Twilio would (https://www.twilio.com/docs/voice/twiml/dial):
+ * the person dialled, how it went (by the number's last four digits, as the sandbox: 0001 busy,
+ * 0002 no answer, 0003 failed, else answered), the Dial's attributes, and what the `<Number url>`
+ * TwiML `<Say>`s to the person before the bridge (a warm transfer's whisper).
+ */
+export interface StandInDial {
+  callSid: string;
+  to: string;
+  outcome: "answered" | "busy" | "no-answer" | "failed";
+  dial: Record<string, string>;
+  number: Record<string, string>;
+  /** The `<Say>`s of the `<Number url>` answer, in order; null with no url. */
+  whisper: string[] | null;
+  /** The child leg (the person's call). */
+  childSid: string;
+  answeredAt: Date | null;
+}
+
+function dialOutcome(to: string): StandInDial["outcome"] {
+  switch (to.slice(-4)) {
+    case "0001":
+      return "busy";
+    case "0002":
+      return "no-answer";
+    case "0003":
+      return "failed";
+    default:
+      return "answered";
+  }
+}
+
+/**
  * A loopback Twilio for tests: the REST API (TwilioRest), plus the telephone network behind it.
  * Tests drive the far party here: ring and answer an outbound call (status callbacks, then the
  * ConversationRelay socket and its `setup`), call in to a number (the voice webhook), text a
@@ -43,6 +75,12 @@ export interface WebhookAnswer {
  */
 export class TwilioStandIn extends TwilioRest {
   readonly legs = new Map<string, RelayLeg>();
+  /** Every `<Dial>` followed, in order. */
+  readonly dials: StandInDial[] = [];
+  /** What each `<Connect action>` request carried (the session's end: `HandoffData`, `SessionStatus`). */
+  readonly connectActions: Array<{ callSid: string; params: Record<string, string>; answer: WebhookAnswer }> = [];
+  /** Calls bridged to a dialled person, by the parent's sid: the Dial whose action reports the end. */
+  private readonly bridged = new Map<string, StandInDial>();
   private readonly pending = new Set<Promise<unknown>>();
 
   static async start(options: { apiKey?: boolean } = {}): Promise<TwilioStandIn> {
@@ -314,6 +352,13 @@ export class TwilioStandIn extends TwilioRest {
     if (ENDED.has(call.status)) return undefined;
     call.endedAt = new Date();
     this.legs.get(call.sid)?.close();
+    const bridge = this.bridged.get(call.sid);
+    if (bridge) {
+      // The bridge ends with the call: the Dial's action hears `completed` (its TwiML is not run, the caller is gone).
+      this.bridged.delete(call.sid);
+      const seconds = Math.ceil((call.endedAt.getTime() - bridge.answeredAt!.getTime()) / 1000);
+      await this.dialAction(call, bridge, "completed", { CallStatus: "completed", DialCallDuration: String(seconds) });
+    }
     const reported = await this.report(call, call.answeredAt ? "completed" : "canceled");
     await this.finishRecordings(call);
     return reported;
@@ -342,14 +387,108 @@ export class TwilioStandIn extends TwilioRest {
     }
   }
 
+  /**
+   * The ConversationRelay session ended (the service's `end`): Twilio closes the socket and, with
+   * `<Connect action>`, POSTs it the session's end (`SessionStatus`, `SessionDuration`, and the
+   * `end` frame's `handoffData` as `HandoffData`), then runs the TwiML it answers.
+   */
+  private async sessionEnded(call: StandInCall, action: string, end: { handoffData?: string }, openedAt: Date): Promise<void> {
+    this.legs.get(call.sid)?.close();
+    const params: Record<string, string> = {
+      ...this.callParams(call),
+      CallStatus: "in-progress",
+      SessionId: twilioSid("VX"),
+      SessionStatus: "ended",
+      SessionDuration: String(Math.ceil((Date.now() - openedAt.getTime()) / 1000)),
+      ...(end.handoffData !== undefined ? { HandoffData: end.handoffData } : {}),
+    };
+    const answer = await this.post(action, params);
+    this.connectActions.push({ callSid: call.sid, params, answer });
+    await this.runTwiml(call, answer.status === 200 ? answer.text : "");
+  }
+
+  /** Runs the TwiML the service answered mid-call: a `<Dial>`, ConversationRelay again, or the end. */
+  private async runTwiml(call: StandInCall, twiml: string): Promise<void> {
+    if (ENDED.has(call.status)) return;
+    call.twiml = twiml;
+    if (/<Dial[\s>]/.test(twiml)) return this.dial(call, twiml);
+    if (readRelayTwiml(twiml)) {
+      await this.openRelay(call, twiml);
+      return;
+    }
+    await this.complete(call);
+  }
+
+  /**
+   * Follows `<Dial action timeout><Number url statusCallback ...>`: the person's phone answers or
+   * not (dialOutcome). Answered: the `<Number url>` TwiML is fetched and played to them (its
+   * `<Say>`s are the whisper), the Number's `answered` status callback is sent, and the caller is
+   * bridged until one side hangs up. Not answered: the Dial's `action` hears `DialCallStatus`, and
+   * its TwiML runs (ConversationRelay again for a warm transfer).
+   */
+  private async dial(call: StandInCall, twiml: string): Promise<void> {
+    const dialTag = /<Dial(\s[^>]*)?>/.exec(twiml)!;
+    const numberTag = /<Number(\s[^>]*)?>([^<]+)<\/Number>/.exec(twiml);
+    if (!numberTag) throw new Error(`the <Dial> has no <Number>: ${twiml}`);
+    const dial: StandInDial = {
+      callSid: call.sid,
+      to: unescapeXml(numberTag[2]!.trim()),
+      outcome: dialOutcome(unescapeXml(numberTag[2]!.trim())),
+      dial: attributesOf(dialTag[1] ?? ""),
+      number: attributesOf(numberTag[1] ?? ""),
+      whisper: null,
+      childSid: twilioSid("CA"),
+      answeredAt: null,
+    };
+    this.dials.push(dial);
+    const child = { ...this.callParams(call), CallSid: dial.childSid, ParentCallSid: call.sid, To: dial.to, Called: dial.to, Direction: "outbound-dial" };
+    if (dial.outcome !== "answered") {
+      const answer = await this.dialAction(call, dial, dial.outcome, { CallStatus: "in-progress", DialCallDuration: "0" });
+      if (answer) await this.runTwiml(call, answer.status === 200 ? answer.text : "");
+      return;
+    }
+    dial.answeredAt = new Date();
+    if (dial.number.url) {
+      const whisper = await this.post(dial.number.url, { ...child, CallStatus: "in-progress" });
+      dial.whisper = [...whisper.text.matchAll(/<Say[^>]*>([^<]*)<\/Say>/g)].map((m) => unescapeXml(m[1]!));
+    }
+    const events = (dial.number.statusCallbackEvent ?? "").split(/\s+/);
+    if (dial.number.statusCallback && events.includes("answered")) {
+      await this.post(dial.number.statusCallback, {
+        ...child,
+        CallStatus: "in-progress",
+        Timestamp: rfc2822(new Date()),
+        CallbackSource: "call-progress-events",
+        SequenceNumber: "0",
+      });
+    }
+    this.bridged.set(call.sid, dial);
+  }
+
+  /** The Dial's `action` callback: how the dial went (`DialCallStatus`), as Twilio posts it. */
+  private async dialAction(call: StandInCall, dial: StandInDial, status: string, extra: Record<string, string>): Promise<WebhookAnswer | undefined> {
+    if (!dial.dial.action) return undefined;
+    return this.post(dial.dial.action, {
+      ...this.callParams(call),
+      DialCallSid: dial.childSid,
+      DialCallStatus: status,
+      DialBridged: String(status === "completed"),
+      ...extra,
+    });
+  }
+
   private async openRelay(call: StandInCall, twiml: string): Promise<RelayLeg> {
     const relay = readRelayTwiml(twiml);
     if (!relay) throw new Error(`the call's TwiML has no <ConversationRelay>: ${twiml}`);
     const leg = await RelayLeg.connect(relay.url, this.authToken);
     this.legs.set(call.sid, leg);
-    // The service's `end` ends the session; with no TwiML after <Connect>, Twilio hangs up.
+    const openedAt = new Date();
+    // The service's `end` ends the session: Twilio asks the <Connect action>, if any, what next;
+    // with none (and no TwiML after <Connect>), it hangs up.
     leg.ws.on("message", (data) => {
-      if ((JSON.parse(String(data)) as { type?: string }).type === "end") this.track(this.complete(call));
+      const frame = JSON.parse(String(data)) as { type?: string; handoffData?: string };
+      if (frame.type !== "end") return;
+      this.track(relay.action ? this.sessionEnded(call, relay.action, frame, openedAt) : this.complete(call));
     });
     leg.setup({ callSid: call.sid, accountSid: this.accountSid, from: call.from, to: call.to, direction: call.direction, parameters: relay.parameters });
     if (relay.attributes.welcomeGreeting) leg.greet(relay.attributes.welcomeGreeting);

@@ -1,7 +1,7 @@
 import { z } from "zod";
+import { answerTurn } from "../../core/calls/answer-turn.js";
 import { hangupCall } from "../../core/calls/hangup-call.js";
 import { placeCall } from "../../core/calls/place-call.js";
-import { pushContext } from "../../core/calls/push-context.js";
 import { getCall, getTranscript, listCalls } from "../../core/calls/read-calls.js";
 import { sayOnCall } from "../../core/calls/say-on-call.js";
 import {
@@ -17,8 +17,10 @@ import {
   SayBody,
   SayResult,
   Transcript,
+  TransferBody,
 } from "../../core/calls/schemas.js";
 import { sendDigits } from "../../core/calls/send-digits.js";
+import { transferByAccount } from "../../core/calls/transfer.js";
 import { listOf } from "../../core/schemas/common.js";
 import { defineTool } from "../tool.js";
 
@@ -83,8 +85,20 @@ export const callTools = [
     input: [CallIdParams, ContextPushQuery, ContextPushBody],
     output: ContextPushResult,
     hints: { openWorld: true },
-    run: ({ core, accountId }, args) =>
-      pushContext(core, { accountId }, { callId: args.call_id, turnId: args.turn_id, text: args.text, final: args.final, endCall: args.end_call }),
+    run: ({ core, accountId }, args) => answerTurn(core, { accountId }, args.call_id, args.turn_id, args),
+  }),
+  defineTool({
+    name: "transfer_call",
+    title: "Transfer a call to a person",
+    description:
+      "Hands a live call to a person at to_number (E.164). cold (default): the caller is put through and the agent leaves the call at once. " +
+      "warm: whisper is spoken to the person when they answer, before the caller is bridged; if nobody answers (busy, no answer, failed, or the " +
+      "timeout), the caller comes back to the agent and a new call.utterance with text like [transfer failed: no-answer] says why. Events " +
+      "call.transfer.started, call.transfer.answered and call.transfer.failed follow it. The bridged leg is billed per minute as an outbound call.",
+    input: [CallIdParams, TransferBody],
+    output: Call,
+    hints: { spendsMoney: true, openWorld: true },
+    run: ({ core, accountId }, args) => transferByAccount(core, accountId, args.call_id, args),
   }),
   defineTool({
     name: "say_on_call",

@@ -87,6 +87,17 @@ export interface EventPayloads {
     charge: string;
     currency: string;
   };
+  "call.transfer.started": { call_id: string; to_number: string; mode: "cold" | "warm"; whisper: string | null };
+  "call.transfer.answered": { call_id: string; to_number: string; mode: "cold" | "warm"; answered_at: string };
+  "call.transfer.failed": {
+    call_id: string;
+    to_number: string;
+    mode: "cold" | "warm";
+    reason: "busy" | "no-answer" | "failed";
+    /** True for a warm transfer: a call.utterance whose text is turn_text follows. */
+    returned_to_agent: boolean;
+    turn_text: string | null;
+  };
 }
 
 type Common = Omit<Envelope, "event_type" | "payload" | "call_id" | "turn_id" | "session_key" | "conversation" | "push_context_url" | "push_token">;

@@ -22,5 +22,5 @@ export {
   type SocketConstructor,
   type SocketLike,
 } from "./relay.js";
-export { answerTurn, onTurn, type PushOutcome, type Turn, type TurnAnswer, type TurnHandler, type TurnOptions } from "./turns.js";
+export { answerTurn, onTurn, type PushOutcome, type TransferOptions, type Turn, type TurnAnswer, type TurnHandler, type TurnOptions } from "./turns.js";
 export { type HeadersLike, type VerifyOptions, verifyWebhook } from "./webhooks.js";

@@ -24,6 +24,21 @@ export interface Turn {
   signal: AbortSignal;
   /** Speaks an interim line ("Let me check.") and keeps the turn open. */
   interim(text: string): Promise<PushOutcome>;
+  /**
+   * Answers the turn by handing the call to a person (`transfer_to`): cold by default (the agent
+   * leaves the call), or warm with a `whisper` for the person. `text`, if given, is spoken first.
+   * A warm transfer that finds nobody comes back as a new turn whose text is `[transfer failed: <reason>]`.
+   */
+  transfer(toNumber: string, options?: TransferOptions): Promise<PushOutcome>;
+}
+
+/** How a turn hands its call to a person (Turn.transfer, or a `{ transferTo }` answer). */
+export interface TransferOptions {
+  mode?: "cold" | "warm";
+  /** Warm only: what the person hears before the caller is bridged. */
+  whisper?: string;
+  /** Spoken to the caller first ("Putting you through."). */
+  text?: string;
 }
 
 /**
@@ -31,8 +46,15 @@ export interface Turn {
  * nothing to stay silent, or an async iterable of lines: each but the last is spoken as an interim
  * line as soon as it is yielded, the last is the final answer (stream an LLM sentence by sentence).
  */
-// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing (void) stays silent.
-export type TurnAnswer = string | { text: string; endCall?: boolean } | AsyncIterable<string> | null | undefined | void;
+export type TurnAnswer =
+  | string
+  | { text: string; endCall?: boolean }
+  | ({ transferTo: string } & TransferOptions)
+  | AsyncIterable<string>
+  | null
+  | undefined
+  // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing (void) stays silent.
+  | void;
 export type TurnHandler = (turn: Turn) => TurnAnswer | Promise<TurnAnswer>;
 
 export interface TurnOptions {
@@ -43,8 +65,13 @@ export interface TurnOptions {
 
 const RETRY_DELAYS_MS = [100, 400, 1_000];
 
+/** What one push sends: a line, or a transfer (with an optional line before it). */
+type PushBody =
+  | { text: string; final: boolean; end_call?: boolean }
+  | { text?: string; transfer_to: string; transfer_mode?: "cold" | "warm"; whisper?: string };
+
 /** Pushes one line to the turn's push URL with its push token; 409/410 are outcomes, not errors. */
-async function push(event: CallUtteranceEvent, body: { text: string; final: boolean; end_call?: boolean }, fetchImpl: typeof fetch): Promise<PushOutcome> {
+async function push(event: CallUtteranceEvent, body: PushBody, fetchImpl: typeof fetch): Promise<PushOutcome> {
   for (let attempt = 0; ; attempt++) {
     let response: Response | undefined;
     try {
@@ -68,6 +95,15 @@ async function push(event: CallUtteranceEvent, body: { text: string; final: bool
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
   }
+}
+
+function transferBody(toNumber: string, options: TransferOptions): PushBody {
+  return {
+    transfer_to: toNumber,
+    ...(options.mode ? { transfer_mode: options.mode } : {}),
+    ...(options.whisper !== undefined ? { whisper: options.whisper } : {}),
+    ...(options.text !== undefined ? { text: options.text } : {}),
+  };
 }
 
 function safeJson(text: string): unknown {
@@ -104,8 +140,9 @@ export async function answerTurn(
     sessionKey: event.session_key,
     signal: controller.signal,
     interim: (text) => send({ text, final: false }),
+    transfer: (toNumber, transfer = {}) => send(transferBody(toNumber, transfer)),
   };
-  async function send(body: { text: string; final: boolean; end_call?: boolean }): Promise<PushOutcome> {
+  async function send(body: PushBody): Promise<PushOutcome> {
     if (discarded) return discarded;
     const outcome = await push(event, body, fetchImpl);
     if (outcome.status === "discarded") {
@@ -128,6 +165,7 @@ export async function answerTurn(
       }
       return previous === undefined ? undefined : await send({ text: previous, final: true });
     }
+    if ("transferTo" in answer) return await send(transferBody(answer.transferTo, answer));
     return await send({ text: answer.text, final: true, end_call: answer.endCall ?? false });
   } catch (error) {
     // Work cut short because the turn was superseded or discarded (an aborted LLM request) is no failure.

@@ -120,6 +120,16 @@ describe("the CLI against the sandbox", () => {
     expect(transcript.stdout).toBe("caller: Hello there\n");
     expect(JSON.parse((await cli(["transcript", callId, "--json"])).stdout)).toEqual([{ role: "user", text: "Hello there", timestamp: expect.any(String) }]);
 
+    // Hand the call to a person: a whisper needs --warm; then a warm transfer starts dialing.
+    const unwarm = await cli(["transfer", callId, "+14155557777", "--whisper", "Hi"]);
+    expect(unwarm.code).toBe(2);
+    expect(unwarm.stderr).toMatch(/^agentline: --whisper is for a warm transfer/m);
+    const transferred = await cli(["transfer", callId, "+14155557777", "--warm", "--whisper", "A bakery customer.", "--json"]);
+    expect(transferred.code, transferred.stderr).toBe(0);
+    expect(JSON.parse(transferred.stdout)).toMatchObject({ call_id: callId, status: "in-progress", transfer_status: "dialing" });
+    const again = await cli(["transfer", callId, "+14155558888"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/\(transfer_in_progress\)$/m);
     // A recorded call to a voicemail box (…0004), leaving a message.
     const voicemail = await cli([
       "call",

@@ -22,6 +22,7 @@ const REQUIRED_TOOLS = [
   "list_calls",
   "get_transcript",
   "hang_up_call",
+  "transfer_call",
   "push_context",
   "say_on_call",
   "send_digits",
@@ -48,7 +49,7 @@ const REQUIRED_TOOLS = [
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 
-const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text", "send_text"];
+const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text", "send_text", "transfer_call"];
 
 /** A validator that refuses what it does not understand: a schema it cannot compile is not a valid schema. */
 function strictAjv() {
@@ -127,6 +128,12 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   const waited = await ok("wait_for_event", { call_id: call.call_id, event_types: ["call.utterance"], timeout_seconds: 5 });
   expect(waited.events[0].turn_id).toBe(turn_id);
   expect((await ok("push_context", { call_id: call.call_id, turn_id, text: "Yes, how can I help?" })).turn_status).toBe("answered");
+  expect(await ok("transfer_call", { call_id: call.call_id, to_number: "+14155557777", mode: "warm", whisper: "A caller for the desk." })).toMatchObject({
+    transfer_status: "dialing",
+  });
+  const bridged = await ok("wait_for_event", { call_id: call.call_id, event_types: ["call.transfer.answered"], timeout_seconds: 5 });
+  expect(bridged.events[0].payload).toMatchObject({ to_number: "+14155557777", mode: "warm" });
+  expect((await ok("get_call", { call_id: call.call_id })).transferred_to).toBe("+14155557777");
   expect((await ok("get_call", { call_id: call.call_id })).status).toBe("in-progress");
   expect((await ok("get_transcript", { call_id: call.call_id })).transcript.map((l: any) => l.role)).toEqual(["user", "assistant"]);
   expect((await ok("say_on_call", { call_id: call.call_id, text: "Anything else?" })).call_ending).toBe(false);

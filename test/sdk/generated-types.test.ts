@@ -57,6 +57,11 @@ describe("the SDK's generated types", () => {
     const push = /ContextPush: \{([\s\S]*?)\n {8}\};/.exec(committed)?.[1] ?? "";
     expect(push).toMatch(/final\?: boolean;/);
     expect(push).toMatch(/end_call\?: boolean;/);
-    expect(push).toMatch(/text: string;/);
+    // text is optional since a turn may be answered by a transfer alone (transfer_to).
+    expect(push).toMatch(/text\?: string;/);
+    expect(push).toMatch(/transfer_to\?: string;/);
+    const transfer = /TransferRequest: \{([\s\S]*?)\n {8}\};/.exec(committed)?.[1] ?? "";
+    expect(transfer).toMatch(/to_number: string;/);
+    expect(transfer).toMatch(/mode\?: "cold" \| "warm";/);
   });
 });

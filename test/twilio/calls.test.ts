@@ -35,6 +35,7 @@ describe("placing a call through Twilio", () => {
     const relay = readRelayTwiml(String(request!.form.Twiml));
     expect(relay).toEqual({
       url: `${env.service.baseUrl.replace(/^http/, "ws")}/twilio/relay/${placed.body.call_id}`,
+      action: `${env.service.baseUrl}/twilio/connect?call_id=${placed.body.call_id}`,
       attributes: expect.objectContaining({ ttsProvider: "Amazon", voice: "Joanna-Neural", language: "en-US", interruptible: "any", dtmfDetection: "true" }),
       parameters: { call_id: placed.body.call_id },
     });

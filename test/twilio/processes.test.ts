@@ -62,6 +62,16 @@ describe.runIf(onPostgres)("the Twilio carrier on several processes", () => {
     await twilio.hangUp(callSid);
   });
 
+  it("ends the session with handoffData for a transfer asked of the gateway without the socket", async () => {
+    const { agentId } = await agentWithTwilioNumber(apiA);
+    const { callId, callSid, leg } = await connectedTwilioCall(apiA, twilio, agentId);
+    expect((await apiB.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777" })).status).toBe(200);
+    expect(JSON.parse((await leg.ended()).handoffData)).toMatchObject({ reason: "transfer", to: "+14155557777" });
+    await waitFor(async () => (await apiB.get(`/v1/calls/${callId}`)).body.transfer_status === "bridged");
+    await twilio.hangUp(callSid);
+    await twilio.settled();
+  });
+
   it("gives a voice webhook retried to both gateways at once one call", async () => {
     const { agentId, phoneNumber } = await agentWithTwilioNumber(apiA);
     const number = [...twilio.numbers.values()].find((n) => n.phoneNumber === phoneNumber)!;

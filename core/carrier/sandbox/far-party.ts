@@ -43,7 +43,13 @@ export async function ringInbound(core: Core, accountId: string, input: { to_num
 
 /** The far party of one of the account's calls finishes a turn of speech. */
 export async function farPartySays(core: Core, accountId: string, callId: string, text: string) {
-  await loadCall(core.db, accountId, callId);
+  const call = await loadCall(core.db, accountId, callId);
+  if (call.transferStatus === "dialing" || call.transferStatus === "bridged") {
+    throw new AppError(
+      "transfer_in_progress",
+      `Call ${callId} is being transferred to ${call.transferTo}: the agent does not hear the caller, so no turn opens.`,
+    );
+  }
   const { turnId } = await farParty(core).say(callId, text);
   return { turn_id: turnId };
 }

@@ -1,7 +1,11 @@
 import { randomBytes } from "node:crypto";
+import type { Bus } from "../../bus.js";
+import { CALL_TRANSFER_CHANNEL } from "../../calls/transfer.js";
 import type { CallStatus } from "../../db/schema/calls.js";
+import type { Logger } from "../../logger.js";
 import {
   type CallExtras,
+  type CallTransfer,
   type Carrier,
   type CarrierEndpoints,
   CarrierRefusal,
@@ -11,6 +15,7 @@ import {
   type OutboundSms,
   type RecordingAudio,
   type Speech,
+  type TransferOutcome,
 } from "../carrier.js";
 import type { CarrierDependencies } from "../carrier-kind.js";
 import { sandboxBlock, shuffledNumbers } from "./numbers.js";
@@ -43,6 +48,23 @@ export function sandboxAnswerer(toNumber: string): "human" | "machine" {
 }
 
 /**
+ * How a sandbox transfer goes, by the last four digits of the person's number: 0001 is busy, 0002
+ * does not answer (the transfer timeout runs out), 0003 fails; anything else answers.
+ */
+export function sandboxTransferOutcome(toNumber: string): TransferOutcome {
+  switch (toNumber.slice(-4)) {
+    case "0001":
+      return "busy";
+    case "0002":
+      return "no-answer";
+    case "0003":
+      return "failed";
+    default:
+      return "answered";
+  }
+}
+
+/**
  * A carrier with no telephone company behind it: fictional numbers, outcomes by the number
  * dialled, and a far party the client plays, through the sandbox routes and its softphone socket.
  * Everything the agent says goes to the call's softphone, in whichever process it is open.
@@ -55,8 +77,15 @@ export class SandboxCarrier implements Carrier {
   private signals: CarrierSignals | undefined;
   private readonly softphones: Softphones;
   private readonly recorder = new SandboxRecorder();
+  private readonly transferTimers = new Set<NodeJS.Timeout>();
+  private readonly bus: Bus;
+  private readonly logger: Logger;
+  private readonly transferTimeoutMs: number;
 
-  constructor(deps: CarrierDependencies) {
+  constructor(deps: CarrierDependencies & { transferTimeoutMs?: number }) {
+    this.bus = deps.bus;
+    this.logger = deps.logger;
+    this.transferTimeoutMs = deps.transferTimeoutMs ?? 30_000;
     this.farParty = {
       ringInbound: async (call) => {
         const decision = await this.reporting.inboundCall({ ...call, carrierRef: `SBCA${randomBytes(8).toString("hex")}` });
@@ -161,7 +190,35 @@ export class SandboxCarrier implements Carrier {
     return { carrierRef };
   }
 
+  /**
+   * Dials the person as a telephone company would, reporting after the request returns: busy and
+   * failed at once, no answer when the transfer timeout runs out, else the person answers (a warm
+   * transfer's whisper is what they hear first: the softphone sees it as a `transfer` frame with
+   * status `whisper`). A cold transfer that finds nobody ends the call, as the network would.
+   */
+  async transferCall(transfer: CallTransfer): Promise<void> {
+    const outcome = sandboxTransferOutcome(transfer.to);
+    const report = async () => {
+      if (outcome === "answered" && transfer.mode === "warm" && transfer.whisper) {
+        await this.bus.publish(CALL_TRANSFER_CHANNEL, { call_id: transfer.callId, status: "whisper", to_number: transfer.to, text: transfer.whisper });
+      }
+      await this.reporting.transferOutcome(transfer.callId, outcome);
+      if (outcome !== "answered" && transfer.mode === "cold") await this.reporting.callStatus(transfer.callId, "completed", "carrier");
+    };
+    const timer = setTimeout(
+      () => {
+        this.transferTimers.delete(timer);
+        report().catch((error: unknown) => this.logger.error({ err: error, call_id: transfer.callId }, "sandbox transfer report failed"));
+      },
+      outcome === "no-answer" ? this.transferTimeoutMs : 0,
+    );
+    timer.unref();
+    this.transferTimers.add(timer);
+  }
+
   async close(): Promise<void> {
+    for (const timer of this.transferTimers) clearTimeout(timer);
+    this.transferTimers.clear();
     this.softphones.close();
   }
 }

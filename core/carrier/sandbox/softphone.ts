@@ -2,6 +2,7 @@ import type { Bus } from "../../bus.js";
 import { loadCall } from "../../calls/call-records.js";
 import { CALL_STATUS_CHANNEL } from "../../calls/call-status.js";
 import { MAX_SPOKEN_TEXT, TERMINAL_STATUSES } from "../../calls/schemas.js";
+import { CALL_TRANSFER_CHANNEL } from "../../calls/transfer.js";
 import type { Database } from "../../db/database.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
@@ -72,6 +73,7 @@ export class Softphones {
       ),
       deps.bus.subscribe(CALL_STATUS_CHANNEL, (m) => this.phones.each(m.call_id, (phone) => phone.status(String(m.status)))),
       deps.bus.subscribe(SANDBOX_DIGITS_CHANNEL, (m) => this.phones.each(m.call_id, (phone) => phone.send({ type: "digits", digits: m.digits }))),
+      deps.bus.subscribe(CALL_TRANSFER_CHANNEL, (m) => this.phones.each(m.call_id, (phone) => phone.transfer(m))),
     ];
   }
 
@@ -132,6 +134,8 @@ class Softphone implements CarrierSocketSession {
   private socket: CarrierSocket | undefined;
   private untrack: (() => void) | undefined;
   private greeted = false;
+  /** The call's transfer as last announced: while dialing or bridged, the caller is not with the agent. */
+  private transferState: string | undefined;
 
   constructor(
     private readonly phones: Softphones,
@@ -164,12 +168,22 @@ class Softphone implements CarrierSocketSession {
     if (TERMINAL_STATUSES.has(status)) this.socket?.close(1000, "call ended");
   }
 
+  /** A transfer moved: `{type:"transfer", status: dialing|whisper|answered|failed, to_number, mode?, reason?, text?}`. */
+  transfer(change: Record<string, unknown>): void {
+    const { call_id: _, ...frame } = change;
+    if (change.status !== "whisper") this.transferState = String(change.status);
+    this.send({ type: "transfer", ...frame });
+  }
+
   message(data: string): void {
     const { callId } = this;
     const read = readClientFrame(data);
     if ("error" in read) return this.send(read.error);
     const frame = parseFrame(read.frame);
     if (typeof frame === "string") return this.send({ type: "error", code: "validation_error", message: frame });
+    if ((frame.type === "say" || frame.type === "dtmf") && (this.transferState === "dialing" || this.transferState === "answered")) {
+      return this.send({ type: "error", code: "transfer_in_progress", message: "The call is being transferred: the agent does not hear the caller." });
+    }
     // The call was checked to be the account's at the upgrade: frames act on it directly.
     const act = async () => {
       const party = this.phones.farParty;

@@ -15,6 +15,8 @@ export const TWILIO_SPEECH_CHANNEL = "twilio.speech";
 
 /** The bus channel carrying keypad tones for a call whose relay socket another process holds. */
 export const TWILIO_DIGITS_CHANNEL = "twilio.digits";
+/** The bus channel carrying a session's end with handoffData, to the process that holds its socket. */
+export const TWILIO_HANDOFF_CHANNEL = "twilio.handoff";
 
 interface Dependencies {
   authToken: string;
@@ -42,6 +44,7 @@ export class RelaySessions {
   private readonly live = new Map<string, RelaySession>();
   private readonly unsubscribe: () => void;
   private readonly unsubscribeDigits: () => void;
+  private readonly unsubscribeHandoff: () => void;
 
   constructor(private readonly deps: Dependencies) {
     this.unsubscribe = deps.bus.subscribe(TWILIO_SPEECH_CHANNEL, (message) => {
@@ -50,6 +53,20 @@ export class RelaySessions {
     this.unsubscribeDigits = deps.bus.subscribe(TWILIO_DIGITS_CHANNEL, (message) => {
       this.live.get(String(message.call_id))?.send({ type: "sendDigits", digits: String(message.digits) });
     });
+    this.unsubscribeHandoff = deps.bus.subscribe(TWILIO_HANDOFF_CHANNEL, (message) => {
+      this.live.get(String(message.call_id))?.send({ type: "end", handoffData: String(message.handoff_data) });
+    });
+  }
+
+  /**
+   * Ends the call's session with `handoffData` (JSON), wherever its socket is: Twilio then
+   * requests the `<Connect action>` URL with it as `HandoffData`.
+   */
+  async handoff(callId: string, data: Record<string, unknown>): Promise<void> {
+    const handoffData = JSON.stringify(data);
+    const session = this.live.get(callId);
+    if (session) session.send({ type: "end", handoffData });
+    else await this.deps.bus.publish(TWILIO_HANDOFF_CHANNEL, { call_id: callId, handoff_data: handoffData }, { othersOnly: true });
   }
 
   /** The socket endpoint the gateway serves. */
@@ -116,6 +133,7 @@ export class RelaySessions {
   close(): void {
     this.unsubscribe();
     this.unsubscribeDigits();
+    this.unsubscribeHandoff();
     this.live.clear();
   }
 }
@@ -208,7 +226,14 @@ class RelaySession implements CarrierSocketSession {
     this.bound = true;
     this.sessions.bind(this.callId, this);
     await this.sessions.signals.callStatus(this.callId, "in-progress");
-    if (this.record && typeof frame.callSid === "string") await this.sessions.startRecording({ callId: this.callId, callSid: frame.callSid });
+    if (this.record && typeof frame.callSid === "string" && parameters.transfer_failed === undefined) {
+      // Recording starts once, at the first session (a warm transfer that failed opens another).
+      await this.sessions.startRecording({ callId: this.callId, callSid: frame.callSid });
+    }
+    // The caller is back after a warm transfer found nobody (webhooks.ts, transferDial): now the
+    // agent can be told, and its answer has a socket to be spoken on.
+    const failed = parameters.transfer_failed;
+    if (failed === "busy" || failed === "no-answer" || failed === "failed") await this.sessions.signals.transferOutcome(this.callId, failed);
   }
 
   private refused(error: unknown): void {

@@ -3,7 +3,7 @@ import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import type { CallStatus } from "../../db/schema/calls.js";
 import type { Logger } from "../../logger.js";
-import type { CallExtras, Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, OutboundSms, RecordingAudio, Speech } from "../carrier.js";
+import type { CallExtras, CallTransfer, Carrier, CarrierEndpoints, CarrierSignals, NumberRequest, OutboundSms, RecordingAudio, Speech } from "../carrier.js";
 import { attachTwilioNumber, buyTwilioNumber, releaseTwilioNumber } from "./numbers.js";
 import { deleteTwilioRecording, fetchTwilioRecording, startTwilioRecording } from "./recordings.js";
 import { RelaySessions } from "./relay-sessions.js";
@@ -21,6 +21,8 @@ export interface TwilioCarrierOptions {
   logger: Logger;
   /** What the other party of a recorded call hears first (RECORDING_NOTICE). */
   recordingNotice: string;
+  /** How long a transfer rings the person (TRANSFER_TIMEOUT_MS). */
+  transferTimeoutMs?: number;
 }
 
 /**
@@ -62,6 +64,7 @@ export class TwilioCarrier implements Carrier {
         logger: options.logger,
         signals,
         recordingNotice: options.recordingNotice ?? "This call is recorded.",
+        transferTimeoutMs: options.transferTimeoutMs ?? 30_000,
       }),
       sockets: [this.relays.endpoint()],
     };
@@ -106,6 +109,7 @@ export class TwilioCarrier implements Carrier {
             voiceId: call.voiceId,
             greeting: call.greeting,
             recordingNotice: call.recordingNotice,
+            action: this.urls.connectOf(call.callId),
           }),
           statusCallback: this.urls.statusOf(call.callId),
           statusCallbackMethod: "POST",
@@ -174,6 +178,14 @@ export class TwilioCarrier implements Carrier {
       { to: message.to, number: "from_number" },
     );
     return { carrierRef: created.sid };
+  }
+
+  /**
+   * Ends the call's ConversationRelay session with `handoffData` naming the transfer; Twilio then
+   * requests the `<Connect action>` URL, whose answer dials the person (webhooks.ts, `connect`).
+   */
+  transferCall(transfer: CallTransfer): Promise<void> {
+    return this.relays.handoff(transfer.callId, { reason: "transfer", to: transfer.to, mode: transfer.mode });
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,13 @@ import type { CarrierKind } from "../carrier-kind.js";
 export const twilioKind: CarrierKind = {
   async create(config, deps) {
     const { TwilioCarrier } = await import("./twilio-carrier.js");
-    return new TwilioCarrier({ config: config.twilio!, baseUrl: config.baseUrl!, ...deps, recordingNotice: config.recordingNotice });
+    return new TwilioCarrier({
+      config: config.twilio!,
+      baseUrl: config.baseUrl!,
+      ...deps,
+      recordingNotice: config.recordingNotice,
+      transferTimeoutMs: config.transferTimeoutMs,
+    });
   },
   async check(config) {
     const { checkTwilio } = await import("./carrier-check.js");

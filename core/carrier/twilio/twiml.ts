@@ -16,13 +16,14 @@ export function relayTwiml(options: {
   voiceId: string;
   greeting?: string | null;
   recordingNotice?: string | undefined;
+  /** `<Connect action>`: where Twilio asks what next when the session ends (a transfer's `<Dial>`). */
+  action?: string;
+  /** More `<Parameter>`s for the session's `setup` (a warm transfer that failed names why). */
+  parameters?: Record<string, string>;
 }): string {
   const voice = findVoice(options.voiceId) ?? findVoice(SYSTEM_DEFAULT_VOICE_ID)!;
   const response = new twilio.twiml.VoiceResponse();
-  // A recorded call: the notice is said before the relay connects, and the recording starts at
-  // the relay's setup, so nothing is recorded before the notice was heard.
-  if (options.recordingNotice) response.say(options.recordingNotice);
-  const relay = response.connect().conversationRelay({
+  const relay = response.connect(options.action ? { action: options.action, method: "POST" } : {}).conversationRelay({
     url: options.socketUrl,
     ttsProvider: TTS_PROVIDER[voice.provider],
     voice: voice.provider_voice,
@@ -33,6 +34,43 @@ export function relayTwiml(options: {
     ...(options.greeting ? { welcomeGreeting: options.greeting } : {}),
   });
   relay.parameter({ name: "call_id", value: options.callId });
+  for (const [name, value] of Object.entries(options.parameters ?? {})) relay.parameter({ name, value });
+  return response.toString();
+}
+
+/**
+ * A transfer's dial (DESIGN §6b): `<Dial action timeout><Number statusCallback ...>` to the
+ * person; a warm transfer adds `<Number url>`, whose TwiML (whisperTwiml) is played to the person
+ * when they answer, before the caller is bridged. Dial's `action` reports how it went
+ * (`DialCallStatus`).
+ */
+export function dialTwiml(options: { to: string; action: string; timeoutSeconds: number; statusCallback: string; whisperUrl?: string | undefined }): string {
+  const response = new twilio.twiml.VoiceResponse();
+  const dial = response.dial({ action: options.action, method: "POST", timeout: options.timeoutSeconds });
+  dial.number(
+    {
+      statusCallback: options.statusCallback,
+      statusCallbackMethod: "POST",
+      statusCallbackEvent: ["answered", "completed"],
+      ...(options.whisperUrl ? { url: options.whisperUrl, method: "POST" } : {}),
+    },
+    options.to,
+  );
+  return response.toString();
+}
+
+/** What the person hears of a warm transfer before the caller is bridged. */
+export function whisperTwiml(whisper: string | null): string {
+  const response = new twilio.twiml.VoiceResponse();
+  if (whisper) response.say(whisper);
+  return response.toString();
+}
+
+/** The end of the call: after a bridged transfer, or a session that ended for no transfer. */
+export function hangupTwiml(sentence?: string): string {
+  const response = new twilio.twiml.VoiceResponse();
+  if (sentence) response.say(sentence);
+  response.hangup();
   return response.toString();
 }
 

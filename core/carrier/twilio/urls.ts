@@ -8,6 +8,14 @@ export const TWILIO_PATHS = {
   status: "/twilio/status",
   /** Status callbacks of sent texts (`?message_id=`). */
   smsStatus: "/twilio/sms-status",
+  /** `<Connect action>` of every call: the relay session ended (`?call_id=`); a transfer is answered with `<Dial>`. */
+  connect: "/twilio/connect",
+  /** A transfer's `<Dial action>`: how the dial went (`DialCallStatus`). */
+  transferDial: "/twilio/transfer/dial",
+  /** A transfer's `<Number statusCallback>`: the person answered. */
+  transferStatus: "/twilio/transfer/status",
+  /** A warm transfer's `<Number url>`: the whisper the person hears first. */
+  transferWhisper: "/twilio/transfer/whisper",
   /** The ConversationRelay WebSocket of one call: `/twilio/relay/{call_id}`. */
   relay: "/twilio/relay",
   /** Answering machine detection's result of an outbound call (`?call_id=`). */
@@ -25,6 +33,10 @@ export function twilioUrls(baseUrl: string) {
     status: baseUrl + TWILIO_PATHS.status,
     statusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.status}?call_id=${encodeURIComponent(callId)}`,
     smsStatusOf: (messageId: string) => `${baseUrl}${TWILIO_PATHS.smsStatus}?message_id=${encodeURIComponent(messageId)}`,
+    connectOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.connect}?call_id=${encodeURIComponent(callId)}`,
+    transferDialOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.transferDial}?call_id=${encodeURIComponent(callId)}`,
+    transferStatusOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.transferStatus}?call_id=${encodeURIComponent(callId)}`,
+    transferWhisperOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.transferWhisper}?call_id=${encodeURIComponent(callId)}`,
     relayOf: (callId: string) => `${socketBase}${TWILIO_PATHS.relay}/${encodeURIComponent(callId)}`,
     amdOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.amd}?call_id=${encodeURIComponent(callId)}`,
     recordingOf: (callId: string) => `${baseUrl}${TWILIO_PATHS.recording}?call_id=${encodeURIComponent(callId)}`,

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { type CallRow, loadCallById } from "../../calls/call-records.js";
+import { TERMINAL_STATUSES } from "../../calls/schemas.js";
 import type { TwilioConfig } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import { calls } from "../../db/schema/calls.js";
@@ -10,7 +11,7 @@ import type { CarrierHttpRequest, CarrierHttpResponse, CarrierSignals, CarrierWe
 import { type TwilioClient, twilioRequest } from "./rest.js";
 import { requireTwilioSignature } from "./signature.js";
 import { mapAnsweredBy, mapTwilioStatus } from "./status.js";
-import { emptyMessagingTwiml, refusalTwiml, relayTwiml } from "./twiml.js";
+import { dialTwiml, emptyMessagingTwiml, hangupTwiml, refusalTwiml, relayTwiml, whisperTwiml } from "./twiml.js";
 import { TWILIO_PATHS, twilioUrls } from "./urls.js";
 
 interface Dependencies {
@@ -22,6 +23,8 @@ interface Dependencies {
   signals: () => CarrierSignals;
   /** What the other party of a recorded call hears first (RECORDING_NOTICE). */
   recordingNotice: string;
+  /** How long a transfer rings the person. */
+  transferTimeoutMs: number;
 }
 
 const SENTENCES: Record<Refusal, string> = {
@@ -180,9 +183,87 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
     return NO_CONTENT;
   }
 
+  /**
+   * `<Connect action>`: the ConversationRelay session ended. For a transfer (our `end` carried
+   * `handoffData` naming it, and the call is dialing) the answer dials the person; otherwise the
+   * session ended with the call (an agent's hang-up, the caller gone), and the answer hangs up.
+   */
+  async function connect(request: CarrierHttpRequest) {
+    authentic(request);
+    const call = await namedCall(request);
+    let handoff: { reason?: unknown } = {};
+    try {
+      handoff = JSON.parse(field(request.form, "HandoffData", false) || "{}") as { reason?: unknown };
+    } catch {
+      handoff = {};
+    }
+    if (!call || handoff.reason !== "transfer" || call.transferStatus !== "dialing" || !call.transferTo || call.status !== "in-progress") {
+      return xml(hangupTwiml());
+    }
+    return xml(
+      dialTwiml({
+        to: call.transferTo,
+        action: urls.transferDialOf(call.callId),
+        // Twilio's <Dial timeout> is whole seconds, 5 to 600.
+        timeoutSeconds: Math.min(600, Math.max(5, Math.round(deps.transferTimeoutMs / 1000))),
+        statusCallback: urls.transferStatusOf(call.callId),
+        whisperUrl: call.transferMode === "warm" ? urls.transferWhisperOf(call.callId) : undefined,
+      }),
+    );
+  }
+
+  /** `<Number statusCallback>`: the person's leg; `answered` (CallStatus in-progress) bridges the transfer. */
+  async function transferStatus(request: CarrierHttpRequest) {
+    authentic(request);
+    const named = new URL(request.url, "http://x").searchParams.get("call_id");
+    const call = named ? await loadCallById(deps.db, named) : undefined;
+    if (call && field(request.form, "CallStatus") === "in-progress") await deps.signals().transferOutcome(call.callId, "answered");
+    return NO_CONTENT;
+  }
+
+  /** `<Number url>`: the person answered a warm transfer; they hear the whisper, then the caller is bridged. */
+  async function transferWhisper(request: CarrierHttpRequest) {
+    authentic(request);
+    const named = new URL(request.url, "http://x").searchParams.get("call_id");
+    const call = named ? await loadCallById(deps.db, named) : undefined;
+    return xml(whisperTwiml(call?.transferWhisper ?? null));
+  }
+
+  /**
+   * `<Dial action>`: the dial is over. Bridged and ended (`completed`, `answered`): the call ends.
+   * Nobody (`busy`, `no-answer`, `failed`, `canceled`): a warm transfer reconnects the caller to
+   * ConversationRelay, and the new session's `setup` (its `transfer_failed` parameter) gives the
+   * agent the turn that says why; a cold one is reported now, and the call ends with a sentence.
+   */
+  async function transferDial(request: CarrierHttpRequest) {
+    authentic(request);
+    const call = await namedCall(request);
+    const dialStatus = field(request.form, "DialCallStatus", false);
+    if (!call || TERMINAL_STATUSES.has(call.status) || field(request.form, "CallStatus", false) === "completed") return xml(hangupTwiml());
+    if (dialStatus === "completed" || dialStatus === "answered") return xml(hangupTwiml());
+    const reason = dialStatus === "busy" ? "busy" : dialStatus === "failed" ? "failed" : "no-answer";
+    if (call.transferMode === "warm") {
+      return xml(
+        relayTwiml({
+          socketUrl: urls.relayOf(call.callId),
+          callId: call.callId,
+          voiceId: call.voiceId,
+          action: urls.connectOf(call.callId),
+          parameters: { transfer_failed: reason },
+        }),
+      );
+    }
+    await deps.signals().transferOutcome(call.callId, reason);
+    return xml(hangupTwiml("The person you were transferred to could not be reached. Goodbye."));
+  }
+
   return [
     { path: TWILIO_PATHS.amd, handle: amd },
     { path: TWILIO_PATHS.recording, handle: recording },
+    { path: TWILIO_PATHS.connect, handle: connect },
+    { path: TWILIO_PATHS.transferDial, handle: transferDial },
+    { path: TWILIO_PATHS.transferStatus, handle: transferStatus },
+    { path: TWILIO_PATHS.transferWhisper, handle: transferWhisper },
     { path: TWILIO_PATHS.voice, handle: voice },
     { path: TWILIO_PATHS.status, handle: status },
     { path: TWILIO_PATHS.sms, handle: sms },

@@ -48,6 +48,19 @@ export const calls = pgTable(
     voicemailLeftAt: timestamptz("voicemail_left_at"),
     /** Whether the call is recorded (after the recording notice). */
     record: boolean("record").notNull().default(false),
+    /** The number the call is (or was last) being transferred to; see core/calls/transfer.ts. */
+    transferTo: text("transfer_to"),
+    /** `cold` or `warm`. */
+    transferMode: text("transfer_mode").$type<"cold" | "warm">(),
+    /** `dialing`, then `bridged` (the person answered) or `failed`. */
+    transferStatus: text("transfer_status").$type<"dialing" | "bridged" | "failed">(),
+    /** What a warm transfer says to the person before the caller is bridged. */
+    transferWhisper: text("transfer_whisper"),
+    transferAnsweredAt: timestamptz("transfer_answered_at"),
+    /** The bridged leg is billed as an outbound call: its rate, paid time and charge so far. */
+    transferRateMicrosPerSecond: bigint("transfer_rate_micros_per_second", { mode: "number" }).notNull().default(0),
+    transferPaidUntil: timestamptz("transfer_paid_until"),
+    transferChargedMicros: bigint("transfer_charged_micros", { mode: "number" }).notNull().default(0),
     ...timestamps,
   },
   (t) => [

@@ -6,7 +6,16 @@ export const LEDGER_CATEGORIES = ["signup_credit", "operator_credit", "topup", "
 export type LedgerCategory = (typeof LEDGER_CATEGORIES)[number];
 
 /** What a debit (or its refund) was for, finer than the category. */
-export const LEDGER_ITEMS = ["call.inbound", "call.outbound", "number.purchase", "number.renewal", "sms.inbound", "recording.storage", "sms.outbound"] as const;
+export const LEDGER_ITEMS = [
+  "call.inbound",
+  "call.outbound",
+  "number.purchase",
+  "number.renewal",
+  "sms.inbound",
+  "recording.storage",
+  "sms.outbound",
+  "call.transfer",
+] as const;
 export type LedgerItem = (typeof LEDGER_ITEMS)[number];
 
 /**

@@ -770,7 +770,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a live caller turn
-         * @description Speaks `text` to the caller and adds it to the transcript. Authorized by the event's `push_token` or an API key. 409 `turn_stale` (the caller spoke again), `turn_cancelled` (the caller interrupted) or `turn_answered`: discard the answer. 410 `call_ended`: abandon the work.
+         * @description Speaks `text` to the caller and adds it to the transcript. Authorized by the event's `push_token` or an API key. 409 `turn_stale` (the caller spoke again), `turn_cancelled` (the caller interrupted) or `turn_answered`: discard the answer. 410 `call_ended`: abandon the work. `transfer_to` answers the turn by handing the call to a person (after speaking `text`, if given), as POST /v1/calls/{call_id}/transfer.
          */
         post: operations["pushContext"];
         delete?: never;
@@ -877,6 +877,26 @@ export interface paths {
         get: operations["getTranscript"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calls/{call_id}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer a call to a person
+         * @description Hands a connected call to `to_number`. `cold` (default): the caller is put through and the agent leaves the call at once; if nobody answers, the call ends. `warm`: `whisper` is spoken to the person when they answer, before the caller is bridged; if nobody answers (busy, no answer, failed, or the 30 s timeout) the caller comes back to the agent with a new `call.utterance` whose text says why (`[transfer failed: no-answer]`). Events `call.transfer.started`, `call.transfer.answered`, `call.transfer.failed`. The bridged leg is billed per second at the outbound rate; its first minute must be covered (402). 409 `transfer_in_progress` (already being transferred) or `call_not_in_progress`; 410 `call_ended`; 422 names `to_number`.
+         */
+        post: operations["transferCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1436,6 +1456,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/x402/calls/{call_id}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer one of the wallet's calls to a person
+         * @description As POST /v1/calls/{call_id}/transfer: cold or warm; the bridged leg is charged per second at the outbound rate from the balance. Pay per request with x402 or MPP, or send an agent_token whose balance covers the price.
+         */
+        post: operations["walletTransferCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/x402/events": {
         parameters: {
             query?: never;
@@ -1970,6 +2010,16 @@ export interface components {
              * @example +14155550123
              */
             to_number: string;
+            /**
+             * @description The call's last transfer: dialing, bridged (the caller is with the person) or failed; null if never transferred
+             * @enum {string|null}
+             */
+            transfer_status: "dialing" | "bridged" | "failed" | null;
+            /**
+             * @description The person the call was handed to (POST .../transfer), once they answered; null otherwise
+             * @example +14155550123
+             */
+            transferred_to: string | null;
             /** @description The voice preset in effect for this call */
             voice_id: string;
             /** @description The voicemail_message was left on an answering machine (then the call ended) */
@@ -2278,7 +2328,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 /** @enum {string|null} */
-                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | "sms.outbound" | null;
+                item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | "sms.outbound" | "call.transfer" | null;
                 /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
                 quantity: number;
                 /** @example txn_01jdz3k7q8m9x2v4b6n8p0r2t4 */
@@ -2345,6 +2395,18 @@ export interface components {
              * @example 2026-11-22T10:15:30.000Z
              */
             spoken_at: string;
+            /** @description When the answer was a transfer: the transfer as it stands (call.transfer.answered or .failed follow) */
+            transfer?: {
+                /** @enum {string} */
+                mode: "cold" | "warm";
+                /** @enum {string} */
+                status: "dialing" | "bridged" | "failed";
+                /**
+                 * @description E.164 phone number
+                 * @example +14155550123
+                 */
+                to_number: string;
+            };
             turn_id: string;
             /**
              * @description open after an interim line, answered after the final one
@@ -2484,7 +2546,7 @@ export interface components {
             /** @description evt_...; deduplicate on it */
             event_id: string;
             /** @enum {string} */
-            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
+            event_type: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready" | "call.transfer.started" | "call.transfer.answered" | "call.transfer.failed";
             /** @description Type-specific content; see docs/events.md */
             payload: {
                 [key: string]: unknown;
@@ -2650,7 +2712,7 @@ export interface components {
             created_at: string;
             description: string;
             /** @enum {string|null} */
-            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | "sms.outbound" | null;
+            item: "call.inbound" | "call.outbound" | "number.purchase" | "number.renewal" | "sms.inbound" | "recording.storage" | "sms.outbound" | "call.transfer" | null;
             message_id: string | null;
             number_id: string | null;
             /** @description Seconds for a call row (negative when refunded), months for a number row, 1 per text */
@@ -2969,6 +3031,11 @@ export interface components {
                 outbound_per_minute: string;
                 /** @description Talk time is paid a block ahead; unused seconds are refunded when the call ends */
                 prepaid_block_seconds: number;
+                /**
+                 * @description A transferred call's bridged leg (the person it was handed to), billed per second beside the call's own talk time: the outbound rate; a transfer needs its first minute covered
+                 * @example 4.950000
+                 */
+                transfer_per_minute: string;
             };
             /** @enum {string} */
             currency: "USD";
@@ -3422,8 +3489,20 @@ export interface components {
                      * @default true
                      */
                     final?: boolean;
-                    /** @description What the agent says to the caller */
-                    text: string;
+                    /** @description What the agent says to the caller; required unless `transfer_to` answers the turn */
+                    text?: string;
+                    /**
+                     * @description With transfer_to: cold (default) or warm
+                     * @enum {string}
+                     */
+                    transfer_mode?: "cold" | "warm";
+                    /**
+                     * @description Answer the turn by handing the call to this person (E.164), after speaking `text` if given: as POST /v1/calls/{call_id}/transfer
+                     * @example +14155550123
+                     */
+                    transfer_to?: string;
+                    /** @description With transfer_to and transfer_mode warm: what the person hears first */
+                    whisper?: string;
                 };
             };
         };
@@ -3724,6 +3803,25 @@ export interface components {
                     severity?: "low" | "normal" | "high" | "critical";
                     /** @description A one-line summary */
                     subject?: string;
+                };
+            };
+        };
+        TransferRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description cold: the agent leaves at once; warm: `whisper` is spoken to the person first, and if nobody answers the caller comes back to the agent
+                     * @default cold
+                     * @enum {string}
+                     */
+                    mode?: "cold" | "warm";
+                    /**
+                     * @description The person to hand the call to, E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails.
+                     * @example +14155550123
+                     */
+                    to_number: string;
+                    /** @description Warm transfers: what the person hears before the caller is bridged (who is calling and why) */
+                    whisper?: string;
                 };
             };
         };
@@ -7322,6 +7420,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No such resource on this account */
             404: {
                 headers: {
@@ -8027,13 +8138,164 @@ export interface operations {
             };
         };
     };
+    transferCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["TransferRequest"];
+        responses: {
+            /** @description The call, with transfer_status dialing (or already how it went) */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     pollEvents: {
         parameters: {
             query?: {
                 /** @description Only this agent's events */
                 agent_id?: string;
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready" | "call.transfer.started" | "call.transfer.answered" | "call.transfer.failed";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };
@@ -11734,11 +11996,202 @@ export interface operations {
             };
         };
     };
+    walletTransferCall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer (24 hours); with another request, 409. Not with a per-request payment. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The call's id (call_...) */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["TransferRequest"];
+        responses: {
+            /** @description The call, with its transfer */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Malformed JSON or a request that cannot be carried out */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or revoked credentials, or a credential this route does not take */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required or insufficient balance; both challenges are in the headers */
+            402: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "PAYMENT-REQUIRED": components["headers"]["PAYMENT-REQUIRED"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource on this account */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` lists each offending field and where it was (a query parameter the route does not define is one) */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited, or one of the account's limits reached (`limit` names it, as in /.well-known/service.json); see Retry-After */
+            429: {
+                headers: {
+                    "Payment-Receipt": components["headers"]["Payment-Receipt"];
+                    "PAYMENT-RESPONSE": components["headers"]["PAYMENT-RESPONSE"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-PAYMENT-RESPONSE": components["headers"]["X-PAYMENT-RESPONSE"];
+                    "X-Payment-Test-Money": components["headers"]["X-Payment-Test-Money"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected error (500): only the request id is given */
+            default: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     walletPollEvents: {
         parameters: {
             query?: {
                 /** @description Only events of this type; others stay pending */
-                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready";
+                event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready" | "call.transfer.started" | "call.transfer.answered" | "call.transfer.failed";
                 /** @description Items per page, 1–100 (default 20) */
                 limit?: number;
             };

@@ -1,0 +1,135 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { calls } from "../../core/db/schema/calls.js";
+import { events } from "../../core/db/schema/events.js";
+import { createAccount, type TestAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
+import { expectBalanceIsLedgerSum, ledgerOf } from "../billing/support.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { Softphone } from "../support/softphone.js";
+import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
+
+// The transfers refused (core/calls/transfer.ts), each with nothing changed: the call's row, the
+// balance and the ledger, no event written, and no carrier request (on the sandbox, the carrier's
+// dial shows as `transfer` frames on the softphone; none arrives). The transfer timeout is long
+// here, so a transfer to a number that does not answer stays dialing.
+let service: TestService;
+let account: TestAccount;
+let api: Api;
+
+beforeAll(async () => {
+  service = await startTestService({ env: { TURN_TIMEOUT_MS: "60000", TRANSFER_TIMEOUT_MS: "600000" } });
+  account = await createAccount(service.core);
+  api = new Api(service.baseUrl, account.apiKey);
+});
+afterAll(() => service?.stop());
+
+async function liveCall(a: Api = api, key = account.apiKey) {
+  const { agentId } = await agentWithNumber(a);
+  const callId = await answeredCall(a, agentId);
+  const phone = await Softphone.connect(service.baseUrl, callId, key);
+  await drainEvents(a, agentId);
+  return { agentId, callId, phone };
+}
+
+/** Everything a transfer could change, to compare before and after a refusal. */
+async function snapshot(accountId: string, callId: string) {
+  const [row] = await service.core.db.select().from(calls).where(eq(calls.callId, callId));
+  const eventRows = await service.core.db.select({ type: events.eventType }).from(events).where(eq(events.accountId, accountId));
+  return { call: row, ledger: await ledgerOf(service.core, accountId), events: eventRows.map((e) => e.type).sort() };
+}
+
+const noTransferFrame = (phone: Softphone) => expect(phone.frames.filter((f) => f.type === "transfer")).toEqual([]);
+
+describe("a transfer refused", () => {
+  it("of an ended call: 410 call_ended, nothing changed", async () => {
+    const { callId, phone } = await liveCall();
+    expect((await api.post(`/v1/calls/${callId}/hangup`)).status).toBe(200);
+    const before = await snapshot(account.accountId, callId);
+    const res = await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777" });
+    expect(res.status).toBe(410);
+    expect(res.body.code).toBe("call_ended");
+    expect(await snapshot(account.accountId, callId)).toEqual(before);
+    noTransferFrame(phone);
+  });
+
+  it("of a call already being transferred: 409 transfer_in_progress, the first transfer untouched", async () => {
+    const { callId, phone } = await liveCall();
+    expect((await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155550002", mode: "warm" })).status).toBe(200);
+    await phone.next((f) => f.type === "transfer" && f.status === "dialing");
+    const before = await snapshot(account.accountId, callId);
+    const res = await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777" });
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe("transfer_in_progress");
+    expect(res.body.detail).toContain("+14155550002");
+    expect(await snapshot(account.accountId, callId)).toEqual(before);
+    expect(phone.frames.filter((f) => f.type === "transfer")).toHaveLength(1);
+  });
+
+  it("to a number that is not E.164: 422 naming to_number, nothing changed", async () => {
+    const { callId, phone } = await liveCall();
+    const before = await snapshot(account.accountId, callId);
+    for (const to_number of ["555-1234", "+0123", "", "+1415555012345678"]) {
+      const res = await api.post(`/v1/calls/${callId}/transfer`, { to_number });
+      expect(res.status).toBe(422);
+      expect(res.body.errors.map((e: any) => e.field)).toEqual(["to_number"]);
+    }
+    const answer = await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777", mode: "hot" });
+    expect(answer.status).toBe(422);
+    expect(answer.body.errors.map((e: any) => e.field)).toEqual(["mode"]);
+    const whisper = await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777", whisper: "cold calls have none" });
+    expect(whisper.status).toBe(422);
+    expect(whisper.body.errors.map((e: any) => e.field)).toEqual(["whisper"]);
+    expect(await snapshot(account.accountId, callId)).toEqual(before);
+    noTransferFrame(phone);
+  });
+
+  it("of another account's call: 404, its call untouched", async () => {
+    const { callId, phone } = await liveCall();
+    const other = await createAccount(service.core);
+    const otherApi = new Api(service.baseUrl, other.apiKey);
+    const before = await snapshot(account.accountId, callId);
+    const res = await otherApi.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777" });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe("not_found");
+    expect(await snapshot(account.accountId, callId)).toEqual(before);
+    expect(await ledgerOf(service.core, other.accountId)).toHaveLength(1);
+    noTransferFrame(phone);
+  });
+
+  it("with a balance that cannot pay the bridged leg's first minute: 402 before the carrier is asked", async () => {
+    // After the number (1.15) and the call's first block (0.015): 0.01, short of the leg's 0.015 minute.
+    const poor = await createAccount(service.core, undefined, { creditMicros: 1_150_000 + 15_000 + 10_000 });
+    const poorApi = new Api(service.baseUrl, poor.apiKey);
+    const { callId, phone } = await liveCall(poorApi, poor.apiKey);
+    const turnId = await phone.say("A human, please.");
+    const before = await snapshot(poor.accountId, callId);
+    const res = await poorApi.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777" });
+    expect(res.status).toBe(402);
+    expect(res.body).toMatchObject({ code: "insufficient_balance", required: "0.015000", balance: "0.010000" });
+    // As a turn's answer too: the text is not spoken and the turn stays open.
+    const answer = await poorApi.post(
+      `/v1/calls/${callId}/context`,
+      { text: "Putting you through.", transfer_to: "+14155557777" },
+      { query: { turn_id: turnId } },
+    );
+    expect(answer.status).toBe(402);
+    expect(phone.frames.filter((f) => f.type === "speech")).toEqual([]);
+    expect(await snapshot(poor.accountId, callId)).toEqual(before);
+    await expectBalanceIsLedgerSum(service.core, poor.accountId);
+    noTransferFrame(phone);
+    // The turn is still the agent's to answer.
+    expect((await poorApi.post(`/v1/calls/${callId}/context`, { text: "Sorry, I cannot." }, { query: { turn_id: turnId } })).status).toBe(200);
+  });
+
+  it("of a call not yet answered: 409 call_not_in_progress", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const ringing = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004" });
+    expect(ringing.body.status).toBe("ringing");
+    const before = await snapshot(account.accountId, ringing.body.call_id);
+    const res = await api.post(`/v1/calls/${ringing.body.call_id}/transfer`, { to_number: "+14155557777" });
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe("call_not_in_progress");
+    expect(await snapshot(account.accountId, ringing.body.call_id)).toEqual(before);
+  });
+});
