@@ -36,6 +36,7 @@ export const AGENT_LIMIT_RULES: Record<string, Rule> = {
   push_context: "confined",
   say_on_call: "confined",
   send_digits: "confined",
+  transfer_call: "confined",
   wait_for_event: "confined",
   peek_events: "confined",
   list_messages: "confined",

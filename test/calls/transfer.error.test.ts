@@ -124,7 +124,7 @@ describe("a transfer refused", () => {
 
   it("of a call not yet answered: 409 call_not_in_progress", async () => {
     const { agentId } = await agentWithNumber(api);
-    const ringing = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004" });
+    const ringing = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550005" });
     expect(ringing.body.status).toBe("ringing");
     const before = await snapshot(account.accountId, ringing.body.call_id);
     const res = await api.post(`/v1/calls/${ringing.body.call_id}/transfer`, { to_number: "+14155557777" });

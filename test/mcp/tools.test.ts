@@ -154,6 +154,7 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   ]);
   const drained = await ok("wait_for_event", { agent_id: agent.agent_id, timeout_seconds: 0, limit: 100 });
   expect(drained.events.map((e: any) => e.event_type)).toEqual([
+    "call.transfer.started",
     "call.completed",
     "call.received",
     "call.completed",

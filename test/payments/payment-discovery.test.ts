@@ -44,6 +44,7 @@ describe("payment discovery", () => {
       "GET /v1/x402/calls/{call_id}/transcript": {},
       "POST /v1/x402/calls/{call_id}/say": { body: { text: "Hello?" } },
       "POST /v1/x402/calls/{call_id}/digits": { body: { digits: "1" } },
+      "POST /v1/x402/calls/{call_id}/transfer": { body: { to_number: "+14155557777" } },
     };
     for (const route of doc.routes) {
       for (const method of route.method.split("|")) {

@@ -136,7 +136,7 @@ describe("recording", () => {
     const placed = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142", record: true });
     const request = env.twilio.requestsOf("CreateCall").at(-1)!;
     const twiml = String(request.form.Twiml);
-    expect(twiml).toMatch(new RegExp(`<Response><Say>${NOTICE}</Say><Connect>`));
+    expect(twiml).toMatch(new RegExp(`<Response><Say>${NOTICE}</Say><Connect[ >]`));
     expect(readRelayTwiml(twiml)?.parameters).toEqual({ call_id: placed.body.call_id });
     const callSid = env.twilio.lastCall().sid;
     await env.twilio.ring(callSid);
@@ -244,7 +244,7 @@ describe("recording", () => {
     const { agentId, numberId, phoneNumber } = await agentWithTwilioNumber(api);
     expect((await api.patch(`/v1/numbers/${numberId}`, { record_inbound: true })).body.record_inbound).toBe(true);
     const { answer, call } = await env.twilio.callIn({ from: "+14155550177", to: phoneNumber });
-    expect(answer.text).toMatch(new RegExp(`<Say>${NOTICE}</Say><Connect>`));
+    expect(answer.text).toMatch(new RegExp(`<Say>${NOTICE}</Say><Connect[ >]`));
     await waitFor(() => env.twilio.recordingsOf(call.sid).length === 1);
     await drainEvents(api, agentId);
     await env.twilio.hangUp(call.sid);

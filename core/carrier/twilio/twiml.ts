@@ -23,6 +23,9 @@ export function relayTwiml(options: {
 }): string {
   const voice = findVoice(options.voiceId) ?? findVoice(SYSTEM_DEFAULT_VOICE_ID)!;
   const response = new twilio.twiml.VoiceResponse();
+  // A recorded call: the notice is said before the relay connects, and the recording starts at
+  // the relay's setup, so nothing is recorded before the notice was heard.
+  if (options.recordingNotice) response.say(options.recordingNotice);
   const relay = response.connect(options.action ? { action: options.action, method: "POST" } : {}).conversationRelay({
     url: options.socketUrl,
     ttsProvider: TTS_PROVIDER[voice.provider],

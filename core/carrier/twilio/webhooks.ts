@@ -73,6 +73,7 @@ export function twilioWebhooks(deps: Dependencies): CarrierWebhook[] {
         voiceId: call.voiceId,
         greeting: call.greeting,
         recordingNotice: call.record ? deps.recordingNotice : undefined,
+        action: urls.connectOf(call.callId),
       }),
     );
   }
