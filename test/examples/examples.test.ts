@@ -196,4 +196,33 @@ describe("examples/, each run by its npm script against the sandbox", () => {
     const [, payer] = wallet.output().match(/wallet (0x[0-9a-fA-F]{40}) tops up 10 USD, paying at most 5 USD/)!;
     expect(await service.core.db.select().from(paymentSettlements).where(eq(paymentSettlements.payer, payer!))).toEqual([]);
   });
+  it("example:receptionist greets, books and confirms by text, and hands the call to the owner when asked", { timeout: 120_000 }, async () => {
+    const agentId = await newAgent("Receptionist");
+    const owner = "+14155557777";
+    const agent = start("example:receptionist", { AGENT_ID: agentId, OWNER_NUMBER: owner });
+    await agent.waitFor(/is answering its calls/);
+    const numbers = unwrap(await agentline.api.GET("/v1/numbers", { params: { query: { agent_id: agentId } } }));
+    const caller = "+14155550150";
+    const inbound = unwrap(await agentline.api.POST("/v1/sandbox/inbound/calls", { body: { to_number: numbers.data[0]!.phone_number, from_number: caller } }));
+    const phone = await Softphone.connect(service.baseUrl, inbound.call_id, account.apiKey);
+    const greeting = await phone.next((f) => f.type === "speech" && f.turn_id === null, 30_000);
+    expect(greeting.text).toMatch(/^Thanks for calling the bakery/);
+
+    const booked = await phone.say("Can I book a table for two at seven?");
+    const confirmed = await phone.next((f) => f.type === "speech" && f.turn_id === booked && f.final, 30_000);
+    expect(confirmed.text).toBe("Done: a table for two at seven. I've texted you a confirmation.");
+    await agent.waitFor(/booking for two at seven on call_\w+; confirmation sent msg_/);
+    const texts = unwrap(await agentline.api.GET("/v1/messages", { params: { query: { agent_id: agentId } } }));
+    const sent = texts.data.filter((m: any) => m.direction === "outbound");
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ to_number: caller, text: "Bakery: your table for two at seven is booked. Reply STOP to opt out." });
+
+    const asked = await phone.say("Actually, can I talk to the owner?");
+    const handing = await phone.next((f) => f.type === "speech" && f.turn_id === asked && f.final, 30_000);
+    expect(handing.text).toBe("Putting you through now.");
+    await agent.waitFor(new RegExp(`call ${inbound.call_id} is with \\${owner}`));
+    const call = unwrap(await agentline.api.GET("/v1/calls/{call_id}", callPath(inbound.call_id)));
+    expect(call).toMatchObject({ transferred_to: owner, transfer_status: "bridged" });
+    await phone.close();
+  });
 });
