@@ -17,7 +17,14 @@ export const WalletPurchase = z
 export const WalletRenewBody = z.strictObject({ number_id: z.string().min(1) }).meta({ id: "WalletRenewRequest" });
 
 export const WalletCallBody = z
-  .strictObject({ to_number: PhoneNumber, from_number: PlaceCallBody.shape.from_number, greeting: PlaceCallBody.shape.greeting })
+  .strictObject({
+    to_number: PhoneNumber,
+    from_number: PlaceCallBody.shape.from_number,
+    greeting: PlaceCallBody.shape.greeting,
+    machine_detection: PlaceCallBody.shape.machine_detection,
+    voicemail_message: PlaceCallBody.shape.voicemail_message,
+    record: PlaceCallBody.shape.record,
+  })
   .meta({ id: "WalletCallRequest" });
 
 export const WalletTextBody = SendTextBody.omit({ agent_id: true }).meta({ id: "WalletTextRequest" });

@@ -72,10 +72,10 @@ export async function placeWalletCall(
   core: Core,
   accountId: string,
   toNumber: string,
-  options: { from_number?: string | undefined; greeting?: string | undefined } = {},
+  options: Omit<Parameters<typeof placeCall>[2], "agent_id" | "to_number"> = {},
 ) {
   const agent = await walletAgent(core, accountId);
-  return placeCall(core, accountId, { agent_id: agent.agentId, to_number: toNumber, from_number: options.from_number, greeting: options.greeting });
+  return placeCall(core, accountId, { ...options, agent_id: agent.agentId, to_number: toNumber });
 }
 
 /** A text from the wallet's agent. */

@@ -3909,10 +3909,23 @@ export interface components {
                     /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
                     greeting?: string;
                     /**
+                     * @description detect: call.answered_by says who answered (human, machine, fax, unknown) before the first turn. leave_message: also, when a machine answers, voicemail_message is spoken after the beep and the call ends
+                     * @default off
+                     * @enum {string}
+                     */
+                    machine_detection?: "off" | "detect" | "leave_message";
+                    /**
+                     * @description Record the call: the other party first hears the recording notice, and nothing is recorded before it. call.recording.ready follows the end
+                     * @default false
+                     */
+                    record?: boolean;
+                    /**
                      * @description E.164 phone number
                      * @example +14155550123
                      */
                     to_number: string;
+                    /** @description Required with machine_detection leave_message: what is left on the answering machine */
+                    voicemail_message?: string;
                 };
             };
         };
