@@ -13,6 +13,9 @@ import { TERMINAL_STATUSES } from "./schemas.js";
  * with `leave_message` and a machine on a live call, the voicemail message is spoken (the carrier
  * reports a machine after its beep) and the call ends, and the event says so (`voicemail_left`).
  */
+/** The bus channel on which a call's machine-detection verdict is announced, once committed. */
+export const CALL_ANSWERED_BY_CHANNEL = "calls.answered_by";
+
 export async function applyAnsweredBy(core: Core, callId: string, answeredBy: AnsweredBy): Promise<void> {
   const now = core.now();
   const applied = await core.db.transaction(async (tx) => {
@@ -45,6 +48,7 @@ export async function applyAnsweredBy(core: Core, callId: string, answeredBy: An
     );
     return { row: row!, leaving };
   });
+  if (applied) await core.bus.publish(CALL_ANSWERED_BY_CHANNEL, { call_id: callId, answered_by: answeredBy });
   if (!applied?.leaving) return;
   // After the beep: the message, then the line drops.
   await core.carrier.speak(callId, { text: applied.row.voicemailMessage!, final: true, turnId: null });

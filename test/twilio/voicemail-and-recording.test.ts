@@ -101,6 +101,25 @@ describe("answering machine detection", () => {
     await env.twilio.hangUp(callSid);
   });
 
+  it("detect: a person who speaks before the verdict is heard after it, so call.answered_by comes first", async () => {
+    const { agentId } = await agentWithTwilioNumber(api);
+    const { callSid, leg } = await answered(agentId, { machine_detection: "detect" });
+    await drainEvents(api, agentId);
+    leg.say("Hello, who is this?");
+    // The turn is held: nothing reaches the agent while Twilio is still deciding.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await drainEvents(api, agentId)).toEqual([]);
+    expect((await env.twilio.amdVerdict(callSid, "human")).status).toBe(204);
+    const events: any[] = [];
+    await waitFor(async () => {
+      events.push(...(await drainEvents(api, agentId)));
+      return events.some((e) => e.event_type === "call.utterance");
+    });
+    expect(events.map((e) => e.event_type)).toEqual(["call.answered_by", "call.utterance"]);
+    expect(events[1].payload.text).toBe("Hello, who is this?");
+    await env.twilio.hangUp(callSid);
+  });
+
   it("leave_message without voicemail_message: 422, and Twilio is not asked", async () => {
     const { agentId } = await agentWithTwilioNumber(api);
     const creates = env.twilio.requestsOf("CreateCall").length;

@@ -1,6 +1,7 @@
 import type { Bus } from "../../bus.js";
 import { loadCallById } from "../../calls/call-records.js";
 import { TERMINAL_STATUSES } from "../../calls/schemas.js";
+import { CALL_ANSWERED_BY_CHANNEL } from "../../calls/voicemail.js";
 import type { Database } from "../../db/database.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
@@ -12,6 +13,13 @@ import { TWILIO_PATHS, twilioUrls } from "./urls.js";
 
 /** The bus channel carrying lines to speak into a call whose relay socket another process holds. */
 export const TWILIO_SPEECH_CHANNEL = "twilio.speech";
+
+/**
+ * The longest a first caller turn waits for machine detection's verdict: Twilio's detection of a
+ * person ends about when their greeting ("Hello?") does, a second or two after it began; past
+ * this the turn goes on without it rather than keep a person waiting.
+ */
+const AMD_WAIT_MS = 6_000;
 
 /** The bus channel carrying keypad tones for a call whose relay socket another process holds. */
 export const TWILIO_DIGITS_CHANNEL = "twilio.digits";
@@ -45,6 +53,9 @@ export class RelaySessions {
   private readonly unsubscribe: () => void;
   private readonly unsubscribeDigits: () => void;
   private readonly unsubscribeHandoff: () => void;
+  private readonly unsubscribeVerdicts: () => void;
+  /** Calls whose first caller turn waits for machine detection's verdict: their wake-ups. */
+  private readonly awaitingVerdict = new Map<string, () => void>();
 
   constructor(private readonly deps: Dependencies) {
     this.unsubscribe = deps.bus.subscribe(TWILIO_SPEECH_CHANNEL, (message) => {
@@ -56,6 +67,26 @@ export class RelaySessions {
     this.unsubscribeHandoff = deps.bus.subscribe(TWILIO_HANDOFF_CHANNEL, (message) => {
       this.live.get(String(message.call_id))?.send({ type: "end", handoffData: String(message.handoff_data) });
     });
+    this.unsubscribeVerdicts = deps.bus.subscribe(CALL_ANSWERED_BY_CHANNEL, (message) => this.awaitingVerdict.get(String(message.call_id))?.());
+  }
+
+  /**
+   * Waits (at most AMD_WAIT_MS) until the call has machine detection's verdict, so that
+   * `call.answered_by` reaches the agent before the first caller turn: with AsyncAmd the call
+   * connects at once, and a person may speak before Twilio has decided.
+   */
+  async verdict(callId: string): Promise<void> {
+    let wake = () => {};
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    this.awaitingVerdict.set(callId, wake);
+    const timer = setTimeout(wake, AMD_WAIT_MS);
+    try {
+      const call = await loadCallById(this.deps.db, callId);
+      if (call?.answeredBy == null && call?.machineDetection != null && !TERMINAL_STATUSES.has(call.status)) await woken;
+    } finally {
+      clearTimeout(timer);
+      this.awaitingVerdict.delete(callId);
+    }
   }
 
   /**
@@ -84,7 +115,7 @@ export class RelaySessions {
         const call = await loadCallById(this.deps.db, callId);
         if (!call) throw new AppError("not_found", `No call ${JSON.stringify(callId)}.`);
         if (TERMINAL_STATUSES.has(call.status)) throw new AppError("gone", `Call ${callId} has ended (${call.status}).`);
-        return new RelaySession(this, callId, call.carrierRef, call.record);
+        return new RelaySession(this, callId, call.carrierRef, call.record, call.machineDetection !== null && call.answeredBy === null);
       },
     };
   }
@@ -134,6 +165,7 @@ export class RelaySessions {
     this.unsubscribe();
     this.unsubscribeDigits();
     this.unsubscribeHandoff();
+    this.unsubscribeVerdicts();
     this.live.clear();
   }
 }
@@ -149,6 +181,8 @@ class RelaySession implements CarrierSocketSession {
     private readonly callId: string,
     private readonly carrierRef: string | null,
     private readonly record = false,
+    /** Outbound with machine detection and no verdict yet when the socket opened. */
+    private awaitingVerdict = false,
   ) {}
 
   opened(socket: CarrierSocket): void {
@@ -194,13 +228,19 @@ class RelaySession implements CarrierSocketSession {
       case "prompt": {
         // Only a finished utterance is a turn (partial prompts are not asked for).
         const text = typeof frame.voicePrompt === "string" ? frame.voicePrompt.trim() : "";
-        if (frame.last !== false && text) await signals.callerUtterance(this.callId, text, "speech");
+        if (frame.last !== false && text) {
+          await this.firstTurnAfterVerdict();
+          await signals.callerUtterance(this.callId, text, "speech");
+        }
         return;
       }
       case "interrupt":
         return signals.callerInterrupted(this.callId);
       case "dtmf":
-        if (typeof frame.digit === "string" && /^[0-9*#A-D]$/.test(frame.digit)) await signals.callerUtterance(this.callId, frame.digit, "dtmf");
+        if (typeof frame.digit === "string" && /^[0-9*#A-D]$/.test(frame.digit)) {
+          await this.firstTurnAfterVerdict();
+          await signals.callerUtterance(this.callId, frame.digit, "dtmf");
+        }
         return;
       case "error":
         return this.sessions.logger.warn({ call_id: this.callId, description: frame.description }, "ConversationRelay reported an error on the call");
@@ -234,6 +274,13 @@ class RelaySession implements CarrierSocketSession {
     // agent can be told, and its answer has a socket to be spoken on.
     const failed = parameters.transfer_failed;
     if (failed === "busy" || failed === "no-answer" || failed === "failed") await this.sessions.signals.transferOutcome(this.callId, failed);
+  }
+
+  /** Holds the first caller turn until machine detection has spoken (frames after it queue behind). */
+  private async firstTurnAfterVerdict(): Promise<void> {
+    if (!this.awaitingVerdict) return;
+    this.awaitingVerdict = false;
+    await this.sessions.verdict(this.callId);
   }
 
   private refused(error: unknown): void {
