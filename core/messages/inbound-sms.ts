@@ -1,14 +1,14 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { tryCharge } from "../billing/ledger.js";
 import type { InboundSmsDecision } from "../carrier/carrier.js";
 import type { Core } from "../context.js";
 import type { Executor } from "../db/database.js";
-import { conversations } from "../db/schema/conversations.js";
 import { messages } from "../db/schema/messages.js";
 import { numbers } from "../db/schema/numbers.js";
 import { recordEvent } from "../events/events.js";
 import { newId } from "../ids.js";
 import { optKeyword, recordOptChoice } from "./opt-outs.js";
+import { countInThread } from "./threads.js";
 
 /** Thrown to roll back a text that another report of the same text recorded first. */
 class AlreadyReceived extends Error {}
@@ -65,30 +65,14 @@ function receive(
       core.config.rates.smsInbound,
     );
     if (!paid) return { accepted: false, reason: "insufficient_balance" };
-    const [conversation] = await tx
-      .insert(conversations)
-      .values({
-        conversationId: newId("conv"),
-        accountId: number.accountId,
-        agentId: number.agentId,
-        remoteNumber: sms.from,
-        messageCount: 1,
-        lastMessageAt: now,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .onConflictDoUpdate({
-        target: [conversations.agentId, conversations.remoteNumber],
-        set: { messageCount: sql`${conversations.messageCount} + 1`, lastMessageAt: now, updatedAt: now },
-      })
-      .returning({ conversationId: conversations.conversationId });
+    const conversationId = await countInThread(tx, { accountId: number.accountId, agentId: number.agentId, remoteNumber: sms.from, at: now });
     const [stored] = await tx
       .insert(messages)
       .values({
         messageId,
         accountId: number.accountId,
         agentId: number.agentId,
-        conversationId: conversation!.conversationId,
+        conversationId: conversationId,
         numberId: number.numberId,
         direction: "inbound",
         fromNumber: sms.from,
@@ -112,7 +96,7 @@ function receive(
         type: "sms.received",
         payload: {
           message_id: messageId,
-          conversation_id: conversation!.conversationId,
+          conversation_id: conversationId,
           number_id: number.numberId,
           from_number: sms.from,
           to_number: sms.to,

@@ -14,6 +14,7 @@ import { isOptedOut, recordOptChoice } from "./opt-outs.js";
 import type { SendTextBody } from "./schemas.js";
 import { countSegments } from "./segments.js";
 import { applySmsStatus, refundText } from "./sms-status.js";
+import { countInThread } from "./threads.js";
 
 type MessageRow = typeof messages.$inferSelect;
 
@@ -72,30 +73,14 @@ export async function sendText(core: Core, accountId: string, input: SendTextBod
       price,
     );
     if (!paid) throw insufficientBalance(`A text of ${segments} segment${segments === 1 ? "" : "s"}`, price, await balanceOf(tx, accountId));
-    const [conversation] = await tx
-      .insert(conversations)
-      .values({
-        conversationId: newId("conv"),
-        accountId,
-        agentId: agent.agentId,
-        remoteNumber: input.to_number,
-        messageCount: 1,
-        lastMessageAt: now,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .onConflictDoUpdate({
-        target: [conversations.agentId, conversations.remoteNumber],
-        set: { messageCount: sql`${conversations.messageCount} + 1`, lastMessageAt: now, updatedAt: now },
-      })
-      .returning({ conversationId: conversations.conversationId });
+    const conversationId = await countInThread(tx, { accountId: accountId, agentId: agent.agentId, remoteNumber: input.to_number, at: now });
     const [row] = await tx
       .insert(messages)
       .values({
         messageId,
         accountId,
         agentId: agent.agentId,
-        conversationId: conversation!.conversationId,
+        conversationId: conversationId,
         numberId: number.numberId,
         direction: "outbound",
         fromNumber: number.phoneNumber,
