@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import { eq } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { listApiKeys } from "../../core/auth/api-keys.js";
-import { normalizeEmail, requestOtp, verifyOtp } from "../../core/auth/otp.js";
+import { codeDraws, normalizeEmail, requestOtp, verifyOtp } from "../../core/auth/otp.js";
 import { hmacHex } from "../../core/auth/tokens.js";
 import { balanceOf } from "../../core/billing/ledger.js";
 import { otpCodes } from "../../core/db/schema/otp-codes.js";
@@ -10,18 +10,6 @@ import type { AppError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
 import type { Mailer, MailMessage } from "../../core/mail/mailer.js";
 import { startTestService, type TestService } from "../support/service.js";
-
-// The code is drawn by randomInt; a test may choose the next draw (a small one, to see the padding).
-const draws = vi.hoisted(() => ({ nextCode: undefined as number | undefined }));
-vi.mock("node:crypto", async (importOriginal) => {
-  const crypto = await importOriginal<typeof import("node:crypto")>();
-  const randomInt = ((...args: Parameters<typeof crypto.randomInt>) => {
-    const chosen = draws.nextCode;
-    draws.nextCode = undefined;
-    return chosen ?? (crypto.randomInt as (...a: unknown[]) => number)(...args);
-  }) as typeof crypto.randomInt;
-  return { ...crypto, randomInt, default: { ...crypto, randomInt } };
-});
 
 // Mail leaves the machine: this stand-in keeps what would be sent, or fails like a mail server that is down.
 const sent: MailMessage[] = [];
@@ -85,8 +73,13 @@ describe("sign-in code rules", () => {
 
   it("pads a small code with zeros to six digits, and that code signs in", async () => {
     const email = unique("padded");
-    draws.nextCode = 42;
-    await requestOtp(service.core, { email, ip: uniqueIp() });
+    const draw = codeDraws.next;
+    codeDraws.next = () => 42;
+    try {
+      await requestOtp(service.core, { email, ip: uniqueIp() });
+    } finally {
+      codeDraws.next = draw;
+    }
     expect(codeSentTo(email)).toBe("000042");
     const verified = await verifyOtp(service.core, { email, otp: "000042", ip: uniqueIp() });
     expect(verified.api_key).toMatch(/^sk_/);
