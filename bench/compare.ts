@@ -3,6 +3,8 @@
  * bench/voice-turn.ts, the same client code, driving each build's service in turn, round after
  * round (base, new; then new, base; ...), so that whatever the machine does meanwhile falls on
  * both. Each figure is reported as a ratio new/base per round and as their geometric mean.
+ * The CPU time per turn (the service's process plus PostgreSQL's backends) is the figure that
+ * holds on a busy machine: other work delays a turn, it does not make it cost more.
  *
  * Usage: BENCH_BASE=<commit> npm run bench:compare
  *   BENCH_ROUNDS (default 2), and every BENCH_* setting of bench/voice-turn.ts, passed through.
@@ -53,6 +55,8 @@ const FIGURES: Array<{ name: string; read: (r: Report["results"][string]) => num
   { name: "one call, service's own push leg (ms)", read: (r) => r.runs.one_call.service_leg_mean_ms.push_to_speech },
   { name: "paced calls p99, utterance (ms)", read: (r) => r.figures.calls_at_speech_pace_p99_ms.utterance_to_relay },
   { name: "paced calls p99, push (ms)", read: (r) => r.figures.calls_at_speech_pace_p99_ms.push_to_speech },
+  { name: "back to back, CPU per turn, service + database (ms)", read: (r) => r.runs.back_to_back.cpu_ms_per_turn.total },
+  { name: "back to back, CPU per turn, service (ms)", read: (r) => r.runs.back_to_back.cpu_ms_per_turn.service },
   { name: "back to back (turns/s)", read: (r) => r.figures.back_to_back_turns_per_second.value, higher: true },
   { name: "GET /v1/calls/{id} as a share of a bare hello", read: (r) => r.figures.get_call_vs_bare_hello.share, higher: true },
 ];

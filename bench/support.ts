@@ -2,7 +2,7 @@
  * What the two voice-turn benchmarks share: the live turn's goals (docs/decisions/0064-benchmark-method.md), percentiles, and a service in
  * its own process on a fresh database (PostgreSQL or PGlite) with a funded account in it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,7 +45,23 @@ export function summary(samples: number[]) {
 export interface Setup {
   service: ServiceProcess;
   apiKey: string;
+  /** CPU seconds the database's own processes have used so far (PostgreSQL's backends; PGlite runs inside the service). */
+  databaseCpuSeconds(): Promise<number>;
   cleanup(): Promise<void>;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds a process has used (user + system), from /proc; 0 once it has gone. */
+function processCpuSeconds(pid: number): number {
+  try {
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -63,7 +79,7 @@ export async function setUp(database: string, env: (port: number) => Record<stri
     const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
     await handle.close();
     const service = await spawnService({ ...settings, DATA_DIR: dataDir }, serve, SERVICE_ROOT);
-    return { service, apiKey, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    return { service, apiKey, databaseCpuSeconds: async () => 0, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const dbName = `agentline_bench_${process.pid}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -78,6 +94,11 @@ export async function setUp(database: string, env: (port: number) => Record<stri
   return {
     service,
     apiKey,
+    // The backends serving the service's pool: a backend that closed meanwhile drops out of the sum.
+    databaseCpuSeconds: async () => {
+      const backends = await admin<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${dbName}`;
+      return backends.reduce((sum, { pid }) => sum + processCpuSeconds(pid), 0);
+    },
     cleanup: async () => {
       await admin.unsafe(`drop database if exists ${dbName} with (force)`);
       await admin.end();

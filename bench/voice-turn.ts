@@ -39,7 +39,7 @@ import {
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 
 /** `calls` live calls, each with its own agent, relay socket and softphone, taking `turns` turns, one every paceMs (0: back to back). */
-async function measureTurns({ service, apiKey }: Setup, calls: number, turns: number, paceMs: number) {
+async function measureTurns({ service, apiKey, databaseCpuSeconds }: Setup, calls: number, turns: number, paceMs: number) {
   const api = new Api(service.baseUrl, apiKey);
   const ws = service.baseUrl.replace(/^http/, "ws");
   const lines = await Promise.all(
@@ -54,6 +54,7 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
   );
   await openConnections(`${service.baseUrl}/health`, calls);
   const before = await legTotals(service.baseUrl);
+  const databaseCpuBefore = await databaseCpuSeconds();
   const toRelay: number[] = [];
   const toSpeech: number[] = [];
   const started = performance.now();
@@ -81,6 +82,7 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
   );
   const seconds = (performance.now() - started) / 1000;
   const after = await legTotals(service.baseUrl);
+  const databaseCpu = (await databaseCpuSeconds()) - databaseCpuBefore;
   await Promise.all(
     lines.map(async ({ relay, phone, callId }) => {
       await api.post(`/v1/calls/${callId}/hangup`, undefined, { unchecked: true });
@@ -100,6 +102,14 @@ async function measureTurns({ service, apiKey }: Setup, calls: number, turns: nu
       utterance_to_relay: round(((after.utterance.sum - before.utterance.sum) / (after.utterance.count - before.utterance.count)) * 1000),
       push_to_speech: round(((after.push.sum - before.push.sum) / (after.push.count - before.push.count)) * 1000),
     },
+    // CPU time per turn, the service's process and the database's: unlike the latencies, it
+    // hardly moves when other work shares the machine (that work delays a turn, it does not
+    // make it cost more), so it is the figure to compare on a busy machine.
+    cpu_ms_per_turn: {
+      service: round(((after.cpuSeconds - before.cpuSeconds) * 1000) / (calls * turns)),
+      database: round((databaseCpu * 1000) / (calls * turns)),
+      total: round(((after.cpuSeconds - before.cpuSeconds + databaseCpu) * 1000) / (calls * turns)),
+    },
     turns_per_second: Math.round((calls * turns) / seconds),
     call_id: lines[0]!.callId,
   };
@@ -110,7 +120,11 @@ async function legTotals(baseUrl: string) {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
   const read = (leg: string, what: "sum" | "count") =>
     Number(new RegExp(`^agentline_turn_leg_seconds_${what}\\{leg="${leg}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
-  return { utterance: { sum: read("utterance", "sum"), count: read("utterance", "count") }, push: { sum: read("push", "sum"), count: read("push", "count") } };
+  return {
+    utterance: { sum: read("utterance", "sum"), count: read("utterance", "count") },
+    push: { sum: read("push", "sum"), count: read("push", "count") },
+    cpuSeconds: Number(/^agentline_process_cpu_seconds_total (\S+)$/m.exec(text)?.[1] ?? Number.NaN),
+  };
 }
 
 /** A backlog of texts drained by one relay socket acking in batches. */
