@@ -9,6 +9,9 @@ const WatchQuery = z.strictObject({
   after: z.number().int().min(0).default(0).meta({ description: "How many transcript lines the view already shows: only the lines after them are returned" }),
 });
 
+/** What the view shows of a call (and all a poll carries): a small listing, a small answer. */
+const WatchedCall = Call.pick({ call_id: true, status: true, direction: true, from_number: true, to_number: true, duration_seconds: true, ended_by: true });
+
 /**
  * Tools only the live call view calls (through its host): MCP Apps hosts keep a tool whose
  * visibility is ["app"] away from the model. The view polls this one while the call is live.
@@ -18,9 +21,9 @@ export const appTools = [
     name: "watch_call",
     title: "Call view: the call and its new lines",
     description:
-      "For the live call view: the call as get_call reads it, with the transcript lines after the first `after` (next: the count to pass next time).",
+      "For the live call view: the call's status and parties, with the transcript lines after the first `after` (next: the count to pass next time).",
     input: [CallIdParams, WatchQuery],
-    output: z.object({ call: Call, lines: Transcript, next: z.number().int() }),
+    output: z.object({ call: WatchedCall, lines: Transcript, next: z.number().int() }),
     hints: { readOnly: true },
     run: async ({ core, accountId }, args) => {
       // The call first: a line said between the two reads then shows on the next poll, never
