@@ -87,7 +87,10 @@ async function shownLines(view: Frame): Promise<string[][]> {
 }
 
 async function waitForLines(view: Frame, count: number): Promise<string[][]> {
-  await view.waitForFunction((n) => document.querySelectorAll("#lines li").length >= n, count, { timeout: 15_000 });
+  await view
+    .locator("#lines li")
+    .nth(count - 1)
+    .waitFor({ timeout: 15_000 });
   return shownLines(view);
 }
 
@@ -100,7 +103,7 @@ async function openHost(): Promise<{ page: Page; viewRequests: string[] }> {
   });
   await page.exposeFunction("hostCallTool", (params: CallToolRequest["params"]) => mcp.client.callTool(params));
   await page.goto(host.url);
-  await page.waitForFunction(() => typeof (window as any).showView === "function");
+  await page.waitForFunction(() => typeof (globalThis as any).showView === "function");
   return { page, viewRequests };
 }
 
@@ -114,7 +117,7 @@ describe("the live call view in a host (Chromium, ext-apps AppBridge)", () => {
     const { contents } = await mcp.client.readResource({ uri: "ui://agentline/call.html" });
 
     const { page, viewRequests } = await openHost();
-    await page.evaluate(([html, args, result]) => (window as any).showView(html, args, result), [
+    await page.evaluate(([html, args, result]) => (globalThis as any).showView(html, args, result), [
       (contents[0] as { text: string }).text,
       input,
       placed,
@@ -144,7 +147,7 @@ describe("the live call view in a host (Chromium, ext-apps AppBridge)", () => {
     expect((await mcp.ok("get_transcript", { call_id: callId })).transcript).toHaveLength(3);
 
     // Everything went through the host: its tool calls, and not one request from the view itself.
-    const called = await page.evaluate(() => (window as any).calledTools as string[]);
+    const called = await page.evaluate(() => (globalThis as any).calledTools as string[]);
     expect(new Set(called)).toEqual(new Set(["watch_call", "hang_up_call"]));
     expect(viewRequests).toEqual([]);
     // Nor could it: its CSP refuses a fetch of its own, even to the service.
