@@ -33,7 +33,8 @@ window.showView = async (html, input, result) => {
   iframe.setAttribute("sandbox", "allow-scripts");
   iframe.style.cssText = "width: 600px; height: 400px";
   document.body.append(iframe);
-  const bridge = new AppBridge(null, { name: "test-host", version: "1.0.0" }, { serverTools: {} });
+  const hostContext = { theme: "dark", styles: { variables: { "--color-text-primary": "rgb(1, 2, 3)" } } };
+  const bridge = new AppBridge(null, { name: "test-host", version: "1.0.0" }, { serverTools: {} }, { hostContext });
   bridge.oncalltool = async (params) => {
     window.calledTools.push(params.name);
     return window.hostCallTool(params);
@@ -126,6 +127,9 @@ describe("the live call view in a host (Chromium, ext-apps AppBridge)", () => {
     await view.locator("#status", { hasText: "in-progress" }).waitFor({ timeout: 15_000 });
     await expect(view.locator("#parties").textContent()).resolves.toContain("+14155550142");
     expect(await shownLines(view)).toEqual([]);
+    // It follows the host's theme and style variables.
+    await expect.poll(() => view.locator("body").evaluate((body) => (globalThis as any).getComputedStyle(body).color)).toBe("rgb(1, 2, 3)");
+    expect(await view.locator("html").getAttribute("data-theme")).toBe("dark");
 
     // The far party speaks (the sandbox's tool), the agent answers: each line shows once said.
     const { turn_id } = await mcp.ok("simulate_caller_speech", { call_id: callId, text: "Hello, is this the front desk?" });

@@ -1,6 +1,6 @@
 // The live call view, bundled with ext-apps' App into one inline HTML document (scripts/build-mcp-app.mjs).
 // It has no network of its own: every read and the hang-up are tool calls through the host.
-import { App } from "@modelcontextprotocol/ext-apps";
+import { App, applyDocumentTheme, applyHostStyleVariables, type McpUiHostContext } from "@modelcontextprotocol/ext-apps";
 
 interface Call {
   call_id: string;
@@ -138,4 +138,14 @@ app.onteardown = async () => {
   return {};
 };
 
-app.connect().catch((error: unknown) => showError(`Could not reach the host: ${error instanceof Error ? error.message : String(error)}`));
+/** The host's light or dark theme and its style variables (call.html's CSS reads them, with fallbacks). */
+function followHost(context: McpUiHostContext | undefined) {
+  if (context?.theme) applyDocumentTheme(context.theme);
+  if (context?.styles?.variables) applyHostStyleVariables(context.styles.variables);
+}
+app.onhostcontextchanged = followHost;
+
+app
+  .connect()
+  .then(() => followHost(app.getHostContext()))
+  .catch((error: unknown) => showError(`Could not reach the host: ${error instanceof Error ? error.message : String(error)}`));
