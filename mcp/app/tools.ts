@@ -21,7 +21,8 @@ export const appTools = [
     name: "watch_call",
     title: "Call view: the call and its new lines",
     description:
-      "For the live call view: the call's status and parties, with the transcript lines after the first `after` (next: the count to pass next time).",
+      "For the live call view (an MCP App) only: the call's status and parties, with the transcript lines after the first `after` (next: the count to pass next time). " +
+      "An agent holding a call uses wait_for_event, get_call and get_transcript instead.",
     input: [CallIdParams, WatchQuery],
     output: z.object({ call: WatchedCall, lines: Transcript, next: z.number().int() }),
     hints: { readOnly: true },

@@ -29,6 +29,8 @@ interface ToolResult {
 const ENDED = new Set(["completed", "busy", "no-answer", "failed", "canceled"]);
 /** How often the view asks for new lines while the call is live. */
 const POLL_MS = 700;
+/** After a failed poll (the host or the service unreachable), a slower retry. */
+const RETRY_MS = 3000;
 
 const element = (id: string) => document.getElementById(id) as HTMLElement;
 const statusView = element("status");
@@ -52,6 +54,8 @@ function showError(message: string) {
 }
 
 function showCall(call: Call) {
+  // A poll read before the hang-up may answer after it: an ended call does not come back to life.
+  if (ended && !ENDED.has(call.status)) return;
   ended = ENDED.has(call.status);
   const seconds = call.duration_seconds === null ? "" : ` · ${call.duration_seconds} s`;
   const by = call.ended_by ? ` by ${call.ended_by === "agent" ? "the agent" : `the ${call.ended_by}`}` : "";
@@ -78,11 +82,14 @@ async function poll() {
   timer = undefined;
   const watching = callId;
   if (!watching) return;
+  let wait = POLL_MS;
   try {
     const result = (await app.callServerTool({ name: "watch_call", arguments: { call_id: watching, after: seen } })) as ToolResult;
     if (watching !== callId) return;
-    if (result.isError) showError(textOf(result));
-    else {
+    if (result.isError) {
+      showError(textOf(result));
+      wait = RETRY_MS;
+    } else {
       const watched = result.structuredContent as unknown as Watched;
       addLines(watched.lines);
       seen = watched.next;
@@ -91,8 +98,9 @@ async function poll() {
     }
   } catch (error) {
     showError(error instanceof Error ? error.message : String(error));
+    wait = RETRY_MS;
   }
-  if (!ended && watching === callId) timer = setTimeout(poll, POLL_MS);
+  if (!ended && watching === callId) timer = setTimeout(poll, wait);
 }
 
 /** Follows a call from its first line (a new call id starts over). */
