@@ -154,17 +154,41 @@ describe("the live call view in a host (Chromium, ext-apps AppBridge)", () => {
     const called = await page.evaluate(() => (globalThis as any).calledTools as string[]);
     expect(new Set(called)).toEqual(new Set(["watch_call", "hang_up_call"]));
     expect(viewRequests).toEqual([]);
-    // Nor could it: its CSP refuses a fetch of its own, even to the service.
-    const fetched = await view.evaluate(
+    // Nor could it: its own CSP refuses a fetch (connect-src), even to the service.
+    const refused = await view.evaluate(
       (url) =>
-        fetch(url).then(
-          () => "fetched",
-          (error: Error) => error.name,
-        ),
+        new Promise((resolve) => {
+          (globalThis as any).addEventListener("securitypolicyviolation", (event: any) => resolve(event.effectiveDirective), { once: true });
+          setTimeout(() => resolve("no violation"), 5_000);
+          fetch(url).catch(() => undefined);
+        }),
       `${service.baseUrl}/health`,
     );
-    expect(fetched).toBe("TypeError");
+    expect(refused).toBe("connect-src");
     expect(await view.locator("#error").isHidden()).toBe(true);
+    await page.close();
+  });
+
+  it("shown for get_call, starts from the call_id of its input: an ended call's whole transcript, no hang-up", { timeout: 60_000 }, async () => {
+    const agent = await mcp.ok("create_agent", { name: "Looked up" });
+    await mcp.ok("buy_number", { agent_id: agent.agent_id });
+    const call = await mcp.ok("place_call", { agent_id: agent.agent_id, to_number: "+14155550143" });
+    await mcp.ok("simulate_caller_speech", { call_id: call.call_id, text: "Goodbye." });
+    await mcp.ok("simulate_caller_hangup", { call_id: call.call_id });
+    const input = { call_id: call.call_id };
+    const result = await mcp.client.callTool({ name: "get_call", arguments: input });
+    const { contents } = await mcp.client.readResource({ uri: "ui://agentline/call.html" });
+
+    const { page } = await openHost();
+    await page.evaluate(([html, args, shown]) => (globalThis as any).showView(html, args, shown), [
+      (contents[0] as { text: string }).text,
+      input,
+      result,
+    ] as const);
+    const view = page.frames().find((frame) => frame !== page.mainFrame())!;
+    expect(await waitForLines(view, 1)).toEqual([["user", "Caller Goodbye."]]);
+    await view.locator("#status", { hasText: "completed by the caller" }).waitFor({ timeout: 15_000 });
+    expect(await view.locator("#hang-up").isDisabled()).toBe(true);
     await page.close();
   });
 });
