@@ -59,6 +59,7 @@ export const AGENT_LIMIT_RULES: Record<string, Rule> = {
   simulate_caller_hangup: "confined",
   simulate_inbound_text: "inbound",
   send_text: "confined",
+  watch_call: "confined",
 };
 
 /**

@@ -17,6 +17,8 @@ import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../core/schemas/validation.js";
 import { confineToAgent } from "./agent-limit.js";
+import { serveAppResources } from "./app/resource.js";
+import { APP_TOOL_META, appTools } from "./app/tools.js";
 import { revokedCredential, toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { agentTools } from "./tools/agents.js";
@@ -45,6 +47,7 @@ const COMMON_TOOLS: Tool[] = [
   ...voiceTools,
   ...billingTools,
   ...feedbackTools,
+  ...appTools,
 ];
 
 /** The catalogues, built once per process: a stateless HTTP server is made for every request. */
@@ -77,7 +80,15 @@ export interface McpPrincipal {
 /** One MCP server for one principal; made per HTTP request (stateless) or once per stdio process. */
 export function createMcpServer(core: Core, principal: McpPrincipal): Server {
   const { tools, byName } = catalogueFor(core.config);
-  const server = new Server({ name: "agentline", version: "0.1.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: "agentline", version: "0.1.0" },
+    {
+      // resources: only list and read, for the live call view (mcp/app/); no subscriptions, no templates.
+      capabilities: { tools: {}, resources: {} },
+      instructions: INSTRUCTIONS,
+    },
+  );
+  serveAppResources(server);
   // A revoke, on any process, ends the calls in flight (a wait_for_event) and refuses the next
   // ones (a stdio server lives as long as its client).
   const revoked = new AbortController();
@@ -167,7 +178,8 @@ function listing(tool: Tool): ToolListing {
         openWorldHint: tool.hints.openWorld ?? false,
       },
       // MCP has no standard hint for spending; this one is ours (also said in the description).
-      _meta: { "agentline/spends_money": tool.hints.spendsMoney ?? false },
+      // The live call view's tools add `_meta.ui` (mcp/app/tools.ts), for hosts that render MCP Apps.
+      _meta: { "agentline/spends_money": tool.hints.spendsMoney ?? false, ...APP_TOOL_META[tool.name] },
     };
     listings.set(tool, found);
   }

@@ -10,7 +10,7 @@ import ts from "typescript";
 
 const STAMP = join("dist", ".build-stamp");
 // What the build reads besides the sources: a change to any of them calls for a new build too.
-const INPUTS = ["tsconfig.json", "tsconfig.build.json", "package-lock.json", "sdk/src", "sdk/tsconfig.json", "sdk/package.json"];
+const INPUTS = ["tsconfig.json", "tsconfig.build.json", "package-lock.json", "sdk/src", "sdk/tsconfig.json", "sdk/package.json", "scripts/build-mcp-app.mjs"];
 
 /** The newest modification time under a path (a file, or a directory walked recursively). */
 function newest(path) {

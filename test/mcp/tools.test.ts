@@ -136,6 +136,7 @@ async function tour(mcp: McpSession, receiverUrl: string) {
   expect((await ok("get_call", { call_id: call.call_id })).transferred_to).toBe("+14155557777");
   expect((await ok("get_call", { call_id: call.call_id })).status).toBe("in-progress");
   expect((await ok("get_transcript", { call_id: call.call_id })).transcript.map((l: any) => l.role)).toEqual(["user", "assistant"]);
+  expect((await ok("watch_call", { call_id: call.call_id, after: 1 })).lines.map((l: any) => l.role)).toEqual(["assistant"]);
   expect((await ok("say_on_call", { call_id: call.call_id, text: "Anything else?" })).call_ending).toBe(false);
   expect((await ok("send_digits", { call_id: call.call_id, digits: "1w#" })).digits).toBe("1w#");
   expect((await ok("hang_up_call", { call_id: call.call_id })).status).toBe("completed");
