@@ -1,0 +1,124 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { calls } from "../../core/db/schema/calls.js";
+import { numbers } from "../../core/db/schema/numbers.js";
+import { x402Routes } from "../../gateway/routes/x402.js";
+import { PAID_TOOL_NAMES } from "../../mcp/paid/catalogue.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { newWallet } from "../support/wallet.js";
+import { call, holdings, mcpClient, mppWrap, ok, paymentRequired, payX402, x402Payer } from "./support.js";
+
+// /mcp/x402 with local test money (PAYMENTS_MODE=local): a wallet with no account pays for MCP
+// tools with @x402/core's client and with mppx's MCP client, through the MCP SDK's Client.
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService({ env: { TURN_TIMEOUT_MS: "60000" } });
+});
+afterAll(() => service?.stop());
+
+describe("tools/list on /mcp/x402", () => {
+  it("offers a tool for every /v1/x402 route and the top-up, each stating its price, with the route's schemas", async () => {
+    const client = await mcpClient(service.baseUrl);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names.sort()).toEqual([...x402Routes.map((r) => PAID_TOOL_NAMES[r.operationId]), "top_up"].sort());
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect(byName.get("get_transcript")!.description).toContain("Price: 0.001000 USD");
+    expect(byName.get("buy_number")!.description).toMatch(/Price: The number's monthly fee .*local 1\.150000, toll_free 2\.150000, mobile 1\.500000 USD/);
+    expect(byName.get("place_call")!.description).toMatch(/Price: \d+\.\d{6} USD \(5 minutes of outbound talk/);
+    expect(byName.get("top_up")!.inputSchema.required).toEqual(["amount"]);
+    expect(Object.keys(byName.get("buy_number")!.outputSchema!.properties as object)).toEqual(["number", "agent", "balance", "currency", "agent_token"]);
+    await client.close();
+  });
+});
+
+describe("an unpaid call", () => {
+  it("is an error result carrying x402's PaymentRequired and MPP's challenges, and does nothing", async () => {
+    const client = await mcpClient(service.baseUrl);
+    const result = await call(client, "buy_number", { number_type: "toll_free" });
+    const required = paymentRequired(result);
+    expect(required.resource.url).toBe("mcp://tool/buy_number");
+    expect(required.accepts[0]).toMatchObject({ amount: "2150000", network: "eip155:84532" });
+    const before = await service.core.db.select().from(numbers);
+    expect(before).toEqual([]);
+    await client.close();
+  });
+
+  it("with bad arguments is refused before any price or payment is asked", async () => {
+    const client = await mcpClient(service.baseUrl);
+    const result = await call(client, "place_call", { to_number: "nope" });
+    expect(result.isError).toBe(true);
+    expect((result.content[0] as { text: string }).text).toMatch(/^validation_error .*\n- to_number: must be an E\.164/s);
+    expect(result._meta).toBeUndefined();
+    await client.close();
+  });
+});
+
+describe("a wallet's journey over MCP only", () => {
+  it("x402: buys a number, places a sandbox call, reads its transcript; its agent_token then serves /mcp/x402 and /mcp", async () => {
+    const wallet = newWallet();
+    const client = await mcpClient(service.baseUrl);
+    const bought = await payX402(client, wallet, "buy_number", { number_type: "local", agent_name: "Wallet bot" });
+    const purchase = ok(bought.result);
+    expect(purchase.number.phone_number).toMatch(/^\+1/);
+    expect(purchase.agent.name).toBe("Wallet bot");
+    expect(purchase.agent_token).toMatch(/^at_/);
+    expect(bought.result._meta?.["agentline/agent_token"]).toBe(purchase.agent_token);
+    expect(bought.result._meta?.["x402/payment-response"]).toMatchObject({ success: true, payer: wallet.address, network: "eip155:84532" });
+    // The payment (1.15) was credited, then the number's month (1.15) spent from it.
+    expect(await holdings(service.core, wallet)).toMatchObject({ balance: 0, ledger: 2, settlements: 1 });
+
+    const placed = await payX402(client, wallet, "place_call", { to_number: "+14155550123", greeting: "Hello there" });
+    const callRow = ok(placed.result);
+    expect(callRow.status).toMatch(/queued|ringing|in-progress/);
+    // The wallet holds its token already: a later paid result does not mint another.
+    expect(callRow.agent_token).toBeUndefined();
+    const token = purchase.agent_token as string;
+
+    // With the token, the far party speaks through /mcp (the same account), and /mcp/x402 reads what the balance covers without paying.
+    const mcp = await mcpClient(service.baseUrl, token, "/mcp");
+    await expect.poll(async () => ok(await call(mcp, "get_call", { call_id: callRow.call_id })).status, { timeout: 10_000 }).toBe("in-progress");
+    ok(await call(mcp, "simulate_caller_speech", { call_id: callRow.call_id, text: "Hello from the far side" }));
+    const paidClient = await mcpClient(service.baseUrl, token);
+    const before = await holdings(service.core, wallet);
+    const transcript = ok(await call(paidClient, "get_transcript", { call_id: callRow.call_id }));
+    expect(transcript.call_id).toBe(callRow.call_id);
+    expect(transcript.transcript).toContainEqual(expect.objectContaining({ role: "user", text: "Hello from the far side" }));
+    expect((await holdings(service.core, wallet)).settlements).toBe(before.settlements);
+    const numbersOnMcp = ok(await call(mcp, "list_numbers"));
+    expect(numbersOnMcp.data.map((n: { number_id: string }) => n.number_id)).toEqual([purchase.number.number_id]);
+    const hungUp = ok(await call(paidClient, "hang_up_call", { call_id: callRow.call_id }));
+    expect(hungUp.status).toMatch(/completed|canceled/);
+    for (const c of [client, mcp, paidClient]) await c.close();
+  });
+
+  it("MPP (mppx's McpClient.wrap): buys a number and places a call, with receipts; a base64 x402 payment is taken too", async () => {
+    const wallet = newWallet();
+    const client = mppWrap(await mcpClient(service.baseUrl), wallet);
+    const bought = await call(client, "buy_number", { number_type: "local" });
+    const purchase = ok(bought);
+    expect(purchase.agent_token).toMatch(/^at_/);
+    expect(bought._meta?.["org.paymentauth/receipt"]).toMatchObject({ method: "evm", status: "success", challengeId: expect.any(String) });
+    expect(bought.receipt).toEqual(bought._meta?.["org.paymentauth/receipt"]);
+    const placed = ok(await call(client, "place_call", { to_number: "+14155550124" }));
+    expect(placed.call_id).toMatch(/^call_/);
+    const [row] = await service.core.db.select().from(calls).where(eq(calls.callId, placed.call_id));
+    expect(row!.accountId).toBe((await holdings(service.core, wallet)).accountId);
+    await client.close();
+
+    // x402's payment as base64, as the PAYMENT-SIGNATURE header carries it.
+    const other = newWallet();
+    const plain = await mcpClient(service.baseUrl);
+    const required = paymentRequired(await call(plain, "top_up", { amount: "2.5" }));
+    const payment = Buffer.from(JSON.stringify(await x402Payer(other)(required))).toString("base64");
+    const topped = ok(await call(plain, "top_up", { amount: "2.5" }, { "x402/payment": payment }));
+    expect(topped).toMatchObject({
+      credited: "2.500000",
+      balance: "2.500000",
+      payer: other.address,
+      test_money: true,
+      agent_token: expect.stringMatching(/^at_/),
+    });
+    await plain.close();
+  });
+});
