@@ -13,7 +13,7 @@ export const X402_PAYMENT_RESPONSE = "x402/payment-response";
 interface Carried {
   headers: Headers;
   /** The MPP credential, when the payment is one: its receipt names the challenge, its failure is -32043. */
-  mpp?: { challengeId: string };
+  mpp?: { challengeId: string } | { unreadable: true };
   x402: boolean;
 }
 
@@ -33,17 +33,13 @@ function carried(meta: Record<string, unknown> | undefined): Carried {
   }
   const mpp = meta?.[Mcp.credentialMetaKey];
   if (mpp === undefined || mpp === null) return { headers, x402: false };
-  let header: string;
   try {
-    header = typeof mpp === "string" ? mpp : Credential.serialize(mpp as Credential.Credential);
+    const header = typeof mpp === "string" ? mpp : Credential.serialize(mpp as Credential.Credential);
     const challengeId = Credential.deserialize(header).challenge.id;
     headers.set("authorization", header);
     return { headers, mpp: { challengeId }, x402: false };
   } catch {
-    throw new McpError(
-      Mcp.paymentVerificationFailedCode,
-      `Payment verification failed: _meta["${Mcp.credentialMetaKey}"] is not an MPP credential (an object with challenge and payload, as mppx's client sends it).`,
-    );
+    return { headers, mpp: { unreadable: true }, x402: false };
   }
 }
 
@@ -67,6 +63,11 @@ export async function collectToolPayment(
   priceMicros: number,
 ): Promise<ToolPayment> {
   const payment = carried(meta);
+  if (payment.mpp && "unreadable" in payment.mpp) {
+    // Refused as any failed credential is, with fresh challenges to pay instead.
+    const reason = `_meta["${Mcp.credentialMetaKey}"] is not an MPP credential (an object with challenge and payload, as mppx's client sends it)`;
+    throw verificationFailed(reason, Challenge.fromHeadersList((await unpaid(engine, tool, priceMicros)).headers));
+  }
   const request = new Request(`mcp://tool/${tool.name}`, { method: "POST", headers: payment.headers });
   // A payment is good once, for one call: a tool call's answer is never stored to replay it
   // (a retry with the same payment is refused, like any payment used twice).
@@ -78,21 +79,21 @@ export async function collectToolPayment(
     const challenge = collected.kind === "challenge" ? collected : await unpaid(engine, tool, priceMicros);
     const reason = collected.kind === "replay" ? "this payment has already been used" : collected.reason;
     const challenges = Challenge.fromHeadersList(challenge.headers);
-    if (payment.mpp) {
-      throw new McpError(Mcp.paymentVerificationFailedCode, `Payment verification failed: ${reason ?? "the credential was not accepted"}`, {
-        httpStatus: 402,
-        challenges,
-      });
-    }
+    if (payment.mpp) throw verificationFailed(reason ?? "the credential was not accepted", challenges);
     return { kind: "refused", result: paymentRequired(challenge.headers, challenges, reason) };
   }
   const receipt: Record<string, unknown> = {};
   if (payment.x402) receipt[X402_PAYMENT_RESPONSE] = decodePaymentResponseHeader(collected.receiptHeaders.get("payment-response")!);
   if (payment.mpp) {
     const settled = Receipt.fromResponse(new Response(null, { headers: collected.receiptHeaders }));
-    receipt[Mcp.receiptMetaKey] = { ...settled, challengeId: payment.mpp.challengeId };
+    receipt[Mcp.receiptMetaKey] = { ...settled, challengeId: (payment.mpp as { challengeId: string }).challengeId };
   }
   return { kind: "paid", settlementId: collected.settlementId, payer: collected.payer, amountMicros: collected.amountMicros, meta: receipt };
+}
+
+/** MPP's -32043, with the challenges to pay afresh (mppx's client retries with a new credential). */
+function verificationFailed(reason: string, challenges: Challenge.Challenge[]): McpError {
+  return new McpError(Mcp.paymentVerificationFailedCode, `Payment verification failed: ${reason.replace(/\.+$/, "")}.`, { httpStatus: 402, challenges });
 }
 
 /** The challenges of an unpaid call (a replayed payment is answered with them, as a refusal). */
