@@ -1,5 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { findOrCreateWalletAccount } from "../../core/accounts/accounts.js";
 import { mintFirstAgentToken } from "../../core/auth/agent-tokens.js";
 import { balanceOf } from "../../core/billing/ledger.js";
@@ -33,7 +33,7 @@ export interface PaidCaller {
 export function createPaidMcpServer(core: Core, caller: PaidCaller | null): Server {
   const { tools, byName } = paidCatalogue(core);
   const server = new Server({ name: "agentline-x402", version: "0.1.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(listing) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(paidListing) }));
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const requestId = currentRequestId() ?? newId("req");
     return withRequestId(requestId, async () => {
@@ -46,6 +46,37 @@ export function createPaidMcpServer(core: Core, caller: PaidCaller | null): Serv
     });
   });
   return server;
+}
+
+/**
+ * x402's PaymentRequired, as an unpaid call's structuredContent carries it. Declared beside the
+ * tool's own output: an MCP client that checks structuredContent against the outputSchema (the
+ * SDK's Client does, error results too) must accept the unpaid answer.
+ */
+const PAYMENT_REQUIRED_SCHEMA = {
+  type: "object",
+  description: "Payment required (an unpaid call, isError true): x402's PaymentRequired; _meta carries MPP's challenges",
+  properties: {
+    x402Version: { const: 2 },
+    error: { type: "string" },
+    resource: { type: "object", properties: { url: { type: "string" } }, required: ["url"] },
+    accepts: { type: "array", items: { type: "object" } },
+    extensions: { type: "object" },
+  },
+  required: ["x402Version", "accepts", "resource"],
+};
+
+const paidListings = new WeakMap<PaidTool, Tool>();
+
+/** A paid tool as tools/list shows it: /mcp's listing, its output being the route's answer or the PaymentRequired. */
+function paidListing(tool: PaidTool): Tool {
+  let found = paidListings.get(tool);
+  if (!found) {
+    const own = listing(tool);
+    found = { ...own, outputSchema: { type: "object", anyOf: [own.outputSchema, PAYMENT_REQUIRED_SCHEMA] } };
+    paidListings.set(tool, found);
+  }
+  return found;
 }
 
 /** The route's parts (path parameters, query, body) from the checked arguments. */

@@ -15,11 +15,16 @@ import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { paymentSettlements } from "../../core/db/schema/payment-settlements.js";
 import { BASE_SEPOLIA_USDC, type PaidIn } from "../support/wallet.js";
 
-/** An MCP SDK client over Streamable HTTP on `path` (/mcp/x402 by default), with a Bearer token if given. */
+/**
+ * An MCP SDK client over Streamable HTTP on `path` (/mcp/x402 by default), with a Bearer token if
+ * given. It lists the tools first, as hosts do: the SDK's Client then checks every result's
+ * structuredContent against the tool's outputSchema, error results (an unpaid call) included.
+ */
 export async function mcpClient(baseUrl: string, token?: string, path = "/mcp/x402"): Promise<Client> {
   const client = new Client({ name: "agentline-wallet-tests", version: "1.0.0" });
   const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
   await client.connect(new StreamableHTTPClientTransport(new URL(path, baseUrl), { requestInit: { headers } }));
+  await client.listTools();
   return client;
 }
 
