@@ -125,3 +125,53 @@ describe("a wallet's journey over MCP only", () => {
     await plain.close();
   });
 });
+
+describe("the endpoint's rules", () => {
+  const initialize = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  });
+  const post = (headers: Record<string, string>) =>
+    fetch(`${service.baseUrl}/mcp/x402`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      body: initialize,
+    });
+
+  it("takes the /mcp transport's header and Origin rules", async () => {
+    expect((await post({ accept: "application/json" })).status).toBe(406);
+    expect((await post({ origin: "https://evil.example" })).status).toBe(403);
+    expect((await post({})).status).toBe(200);
+  });
+
+  it("refuses an API key or an unknown agent_token, naming what it takes", async () => {
+    const key = await post({ authorization: "Bearer sk_live_abc" });
+    expect(key.status).toBe(401);
+    expect(((await key.json()) as { detail: string }).detail).toMatch(/API keys and OAuth sign-ins use \/mcp/);
+    const unknown = await post({ authorization: "Bearer at_nope" });
+    expect(unknown.status).toBe(401);
+    expect(((await unknown.json()) as { detail: string }).detail).toMatch(/invalid or has been revoked/);
+  });
+
+  it("with an agent_token whose balance falls short: challenged, and another wallet's payment is credited to the token's account", async () => {
+    const owner = newWallet();
+    const first = await mcpClient(service.baseUrl);
+    const token = ok((await payX402(first, owner, "buy_number", { number_type: "local" })).result).agent_token as string;
+    await first.close();
+    const withToken = await mcpClient(service.baseUrl, token);
+    const unpaid = await call(withToken, "place_call", { to_number: "+14155550125" });
+    paymentRequired(unpaid);
+    const friend = newWallet();
+    const placed = await payX402(withToken, friend, "place_call", { to_number: "+14155550125" });
+    const callRow = ok(placed.result);
+    expect(callRow.agent_token).toBeUndefined();
+    const { accountId } = await holdings(service.core, owner);
+    const [row] = await service.core.db.select().from(calls).where(eq(calls.callId, callRow.call_id));
+    expect(row!.accountId).toBe(accountId);
+    // The friend's payment went to the owner's account: the friend has none.
+    expect((await holdings(service.core, friend)).accountId).toBeNull();
+    await withToken.close();
+  });
+});
