@@ -32,6 +32,17 @@ export const PAID_TOOL_NAMES: Record<string, string> = {
   topup: "top_up",
 };
 
+/** The routes that reach outside the account: the telephone network, a person on a call, a webhook URL. */
+const OPEN_WORLD = new Set([
+  "walletBuyNumber",
+  "walletPlaceCall",
+  "walletTransferCall",
+  "walletSayOnCall",
+  "walletSendDigits",
+  "walletSendText",
+  "walletTestWebhook",
+]);
+
 /** Where a paid result hands back the wallet's agent_token (also in the structured result). */
 export const AGENT_TOKEN_META = "agentline/agent_token";
 
@@ -105,7 +116,7 @@ function toolOf(route: Route, core: Core): PaidTool {
     input,
     output: output.schema.extend({ agent_token: AgentTokenField }),
     wrap: output.wrap,
-    hints: { readOnly, idempotent: readOnly, destructive: route.operationId === "walletHangupCall", openWorld: !readOnly },
+    hints: { readOnly, idempotent: readOnly, destructive: route.operationId === "walletHangupCall", openWorld: OPEN_WORLD.has(route.operationId) },
     // The server runs the route's handler itself (mcp/paid/server.ts): it needs the principal the payment made.
     run: () => Promise.reject(new Error(`${name} runs through its route`)),
     route,
