@@ -80,8 +80,24 @@ function objectOutput(route: Route): { schema: z.ZodObject; wrap?: string } {
 }
 
 const PAYS =
-  "Pay for it in the call's _meta: x402 ('x402/payment') or MPP ('org.paymentauth/credential'); an unpaid call answers with both challenges. " +
-  "The payment is credited to the wallet's balance, and the tool spends from it; with the agent_token as Bearer, a balance that covers the price pays instead.";
+  "Pay in _meta ('x402/payment' or 'org.paymentauth/credential'; unpaid, it answers both challenges), or send the agent_token as Bearer with a balance that covers it.";
+
+/**
+ * Where a route's own description speaks HTTP (paths, statuses, headers, an API key), the tool
+ * says the same in MCP's terms; every other tool takes its route's words.
+ */
+const MCP_WORDS: Record<string, string> = {
+  walletBuyNumber: "A 30-day lease, extended with renew_number; an unrenewed number is released when its lease ends (event number.released).",
+  walletSayOnCall: "Refused (turn_open) while a caller turn waits for its answer, and (call_ended) once the call has ended. Spends nothing, like the reads.",
+  walletSendDigits: "`0-9`, `*`, `#`, `w` a half-second pause, at most 32. Spends nothing, like the reads.",
+  walletTransferCall: "Cold or warm; the bridged leg is charged per second at the outbound rate from the balance.",
+  walletSetWebhook: "Creates or replaces it, keeping its secret unless `secret` or `rotate_secret: true` is sent; the answer shows a new secret once.",
+  walletSendText:
+    "From the agent's number (or `from_number`, one of its numbers). Each segment is charged from the balance; a recipient who texted STOP is refused (recipient_opted_out).",
+  topup:
+    "Adds `amount` USD to the balance, always paid: with no credential, to the wallet's own account (made by its first payment), answering a new agent_token; " +
+    "with an agent_token as Bearer, to that token's account, answering the same token.",
+};
 
 /** What a tool costs, in words: the route's price, fixed or how it is worked out. */
 function priceText(route: Route, core: Core): string {
@@ -94,12 +110,15 @@ function priceText(route: Route, core: Core): string {
         .map(([name, micros]) => `${name} ${formatMicros(micros)}`)
         .join(", ")} USD)`
     : "";
-  return `Price: ${price.description}${listed}.`;
+  // A tool has arguments where a route has a query.
+  return `Price: ${price.description.replace(/query `/g, "argument `")}${listed}.`;
 }
 
-/** The route's own words for the tool, without its REST sentence on paying (the MCP one replaces it). */
+/** The route's own words for the tool (or MCP_WORDS), without its HTTP sentence on paying (PAYS replaces it). */
 function routeWords(route: Route): string {
-  const text = (route.description ?? "").replace(/\s*Pay per request with x402 or MPP, or send an agent_token whose balance covers the price\./, "").trim();
+  const text = (MCP_WORDS[route.operationId] ?? route.description ?? "")
+    .replace(/\s*Pay per request with x402 or MPP, or send an agent_token whose balance covers the price\./, "")
+    .trim();
   return text ? ` ${text}` : "";
 }
 

@@ -27,6 +27,8 @@ describe("tools/list on /mcp/x402", () => {
     expect(byName.get("buy_number")!.description).toMatch(/Price: The number's monthly fee .*local 1\.150000, toll_free 2\.150000, mobile 1\.500000 USD/);
     expect(byName.get("place_call")!.description).toMatch(/Price: \d+\.\d{6} USD \(5 minutes of outbound talk/);
     expect(byName.get("top_up")!.inputSchema.required).toEqual(["amount"]);
+    // In MCP's terms: no HTTP paths, statuses or sentences on paying a request.
+    for (const tool of tools) expect(tool.description, tool.name).not.toMatch(/\/v1\/|\b(?:20[01]|4\d\d)\b|Pay per request|API key|query `/);
     // The output is the route's answer (with the agent_token), or x402's PaymentRequired for an unpaid call.
     const [answer, unpaid] = byName.get("buy_number")!.outputSchema!.anyOf as Array<{ properties: object; required: string[] }>;
     expect(Object.keys(answer!.properties)).toEqual(["number", "agent", "balance", "currency", "agent_token"]);
