@@ -177,6 +177,20 @@ describe("an MPP credential that fails verification: JSON-RPC -32043, nothing ch
     expect(error.message).toMatch(/not an MPP credential/);
   });
 
+  it("one credential on 20 calls at once: one is served, the others -32043, one number bought", async () => {
+    const wallet = newWallet();
+    const credential = await credentialFor(wallet, "buy_number", { number_type: "local" });
+    const clients = await Promise.all(Array.from({ length: 20 }, () => mcpClient(service.baseUrl)));
+    const outcomes = await Promise.allSettled(clients.map((c) => call(c, "buy_number", { number_type: "local" }, { [Mcp.credentialMetaKey]: credential })));
+    const served = outcomes.filter((o) => o.status === "fulfilled");
+    expect(served).toHaveLength(1);
+    expect(served.map((o) => (o as PromiseFulfilledResult<Result>).value.isError ?? false)).toEqual([false]);
+    for (const o of outcomes.filter((o) => o.status === "rejected")) expect(((o as PromiseRejectedResult).reason as McpError).code).toBe(-32043);
+    expect(await holdings(service.core, wallet)).toMatchObject({ settlements: 1, ledger: 2, balance: 0 });
+    expect(await numbersOf(wallet)).toHaveLength(1);
+    await Promise.all(clients.map((c) => c.close()));
+  });
+
   it("a credential used a second time", async () => {
     const wallet = newWallet();
     const credential = await credentialFor(wallet, "buy_number", { number_type: "local" });
