@@ -143,7 +143,8 @@ async function callPaidTool(
     if (!(error instanceof AppError)) return toolError(error, tool.name, core.logger, requestId);
     // Refused after paying: the payment stays on the balance, and the refusal says so (with the agent_token, once).
     const noted = await refusedAfterPayment(core, paid, error);
-    return { ...toolError(noted, tool.name, core.logger, requestId), _meta: payment.meta };
+    const token = (noted.extra.payment as { agent_token?: string | null } | undefined)?.agent_token;
+    return { ...toolError(noted, tool.name, core.logger, requestId), _meta: { ...payment.meta, ...(token ? { [AGENT_TOKEN_META]: token } : {}) } };
   }
 }
 

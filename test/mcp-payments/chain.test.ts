@@ -73,6 +73,8 @@ describe("chain mode (anvil, FiatToken)", () => {
     // No agent yet (it comes with the first number): refused after paying, the payment kept on the balance.
     expect(agent.isError).toBe(true);
     expect((agent.content[0] as { text: string }).text).toMatch(/credited to this wallet's balance/);
+    // The top-up answered the wallet's token already: the refusal mints none.
+    expect(agent._meta?.["agentline/agent_token"]).toBeUndefined();
     expect(await usdc.balanceOf(wallet.address)).toBe(6_999_000n);
     expect(await holdings(service.core, wallet)).toMatchObject({ balance: 3_001_000, settlements: 2 });
     await client.close();

@@ -128,6 +128,27 @@ describe("a wallet's journey over MCP only", () => {
   });
 });
 
+describe("a paid call refused after paying", () => {
+  it("keeps the payment on the balance, says so, and hands the wallet its first agent_token", async () => {
+    const wallet = newWallet();
+    const client = await mcpClient(service.baseUrl);
+    // No agent yet: it comes with the wallet's first number.
+    const { result } = await payX402(client, wallet, "get_agent");
+    expect(result.isError).toBe(true);
+    const text = (result.content[0] as { text: string }).text;
+    expect(text).toMatch(/^not_found .*credited to this wallet's balance/s);
+    const token = result._meta?.["agentline/agent_token"] as string;
+    expect(token).toMatch(/^at_/);
+    expect(text).toContain(token);
+    expect(result._meta?.["x402/payment-response"]).toMatchObject({ success: true });
+    expect(await holdings(service.core, wallet)).toMatchObject({ balance: 1_000, ledger: 1, settlements: 1 });
+    // The token works: with it, a number is bought once the balance covers it (here, paid again).
+    const withToken = await mcpClient(service.baseUrl, token);
+    ok((await payX402(withToken, wallet, "buy_number", { number_type: "local" })).result);
+    await Promise.all([client.close(), withToken.close()]);
+  });
+});
+
 describe("the endpoint's rules", () => {
   const initialize = JSON.stringify({
     jsonrpc: "2.0",
