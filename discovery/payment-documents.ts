@@ -12,6 +12,20 @@ export interface PaidRoute {
   priceDescription: string;
 }
 
+/** A paid MCP tool (/mcp/x402), with what it charges: its route's price. */
+export interface PaidMcpTool {
+  tool: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  fixedMicros: number | null;
+  variants: Record<string, number> | undefined;
+  priceDescription: string;
+}
+
+/** Where the paid MCP tools are served, and how. */
+export const MCP_X402_PATH = "/mcp/x402";
+const MCP_TRANSPORT = "streamable-http";
+
 export const AgentPaymentsDocument = z
   .object({
     service: z.string(),
@@ -84,34 +98,72 @@ export function buildAgentPaymentsDocument(base: string, terms: PaymentSettings,
       description:
         "Present it on the /v1/x402 routes instead of paying each request; the balance must cover the request's price. A top-up paid with no credential mints a new one (shown once); earlier ones stay live until revoked (GET /v1/auth/agent-tokens lists them, DELETE revokes).",
     },
-    links: { openapi: `${base}/openapi.json`, x402: `${base}/.well-known/x402`, service: `${base}/.well-known/service.json` },
+    links: {
+      openapi: `${base}/openapi.json`,
+      x402: `${base}/.well-known/x402`,
+      service: `${base}/.well-known/service.json`,
+      mcp_x402: base + MCP_X402_PATH,
+    },
   };
 }
 
 /** `/.well-known/x402`: the paid resources, as x402 indexers list them. */
-export function buildX402Discovery(base: string, terms: PaymentSettings, routes: PaidRoute[]) {
+export function buildX402Discovery(base: string, terms: PaymentSettings, routes: PaidRoute[], tools: PaidMcpTool[] = []) {
+  const accepts = (r: { fixedMicros: number | null; variants: Record<string, number> | undefined }) => {
+    const amounts = r.fixedMicros !== null ? [r.fixedMicros] : Object.values(r.variants ?? {});
+    return [...new Set(amounts)].map((amount) => ({
+      scheme: "exact",
+      network: terms.network,
+      asset: terms.asset,
+      amount: String(amount),
+      payTo: terms.payee,
+      maxTimeoutSeconds: 300,
+      extra: { name: terms.assetName, version: terms.assetVersion, assetTransferMethod: "eip3009" },
+    }));
+  };
   return {
     x402Version: 2,
     serviceName: "agentline",
-    resources: routes.map((r) => {
-      const amounts = r.fixedMicros !== null ? [r.fixedMicros] : Object.values(r.variants ?? {});
-      return {
+    resources: [
+      ...routes.map((r) => ({
         resource: base + r.path,
         type: "http",
         x402Version: 2,
         method: r.method.toUpperCase(),
         description: `${r.summary}. ${r.priceDescription}`,
-        accepts: [...new Set(amounts)].map((amount) => ({
-          scheme: "exact",
-          network: terms.network,
-          asset: terms.asset,
-          amount: String(amount),
-          payTo: terms.payee,
-          maxTimeoutSeconds: 300,
-          extra: { name: terms.assetName, version: terms.assetVersion, assetTransferMethod: "eip3009" },
-        })),
-      };
-    }),
+        accepts: accepts(r),
+      })),
+      // The paid MCP tools, as x402's MCP transport names them (mcp://tool/<name>), with the
+      // bazaar discovery extension's MCP input: the tool, its inputSchema and the transport.
+      ...tools.map((t) => ({
+        resource: `mcp://tool/${t.tool}`,
+        type: "mcp",
+        x402Version: 2,
+        url: base + MCP_X402_PATH,
+        description: `${t.description} ${t.priceDescription}`,
+        accepts: accepts(t),
+        extensions: {
+          bazaar: {
+            info: { input: { type: "mcp", tool: t.tool, description: t.description, transport: MCP_TRANSPORT, inputSchema: t.inputSchema } },
+          },
+        },
+      })),
+    ],
+  };
+}
+
+/** The paid MCP tools in the service document: where they are served, and each one's price. */
+export function mcpToolsEntry(base: string, tools: PaidMcpTool[]) {
+  return {
+    url: base + MCP_X402_PATH,
+    transport: MCP_TRANSPORT,
+    payment: "In each tools/call's params._meta: x402 'x402/payment' (PaymentPayload) or MPP 'org.paymentauth/credential'; no credential needed.",
+    tools: tools.map((t) => ({
+      tool: t.tool,
+      price: t.fixedMicros === null ? null : formatMicros(t.fixedMicros),
+      ...(t.variants ? { prices: Object.fromEntries(Object.entries(t.variants).map(([k, v]) => [k, formatMicros(v)])) } : {}),
+      price_description: t.priceDescription,
+    })),
   };
 }
 

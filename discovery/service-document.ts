@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Limits } from "../core/config.js";
 import type { LimitName } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
+import { mcpToolsEntry, type PaidMcpTool } from "./payment-documents.js";
 
 const Limit = z.object({
   max: z.number().int().meta({ description: "The ceiling, as this deployment sets it" }),
@@ -52,6 +53,8 @@ export interface ServiceFeatures {
   /** Event transports that are live, in order of preference. */
   transports: Array<"relay" | "webhook" | "mailbox">;
   limits: Limits;
+  /** The paid MCP tools of /mcp/x402 (with payments on). */
+  paidMcpTools?: PaidMcpTool[];
 }
 
 const TRANSPORTS = {
@@ -97,10 +100,16 @@ export function buildServiceDocument(baseUrl: string, features: ServiceFeatures)
         description: "No signup: pay the top-up with x402 or MPP and present the returned 'Authorization: Bearer at_...' on the /v1/x402 routes.",
         obtain: baseUrl + "/v1/billing/topup/x402/pay",
       },
-      { type: "x402", description: "Pay per request on the /v1/x402 routes with an x402 v2 PAYMENT-SIGNATURE.", discovery: baseUrl + "/.well-known/x402" },
+      {
+        type: "x402",
+        description: "Pay per request on the /v1/x402 routes with an x402 v2 PAYMENT-SIGNATURE, or per tool call on /mcp/x402 (_meta 'x402/payment').",
+        discovery: baseUrl + "/.well-known/x402",
+        ...(features.paidMcpTools ? { mcp: mcpToolsEntry(baseUrl, features.paidMcpTools) } : {}),
+      },
       {
         type: "mpp",
-        description: "Pay per request on the /v1/x402 routes with MPP (Authorization: Payment).",
+        description:
+          "Pay per request on the /v1/x402 routes with MPP (Authorization: Payment), or per tool call on /mcp/x402 (_meta 'org.paymentauth/credential').",
         discovery: baseUrl + "/.well-known/agent-payments.json",
       },
     );

@@ -137,7 +137,7 @@ async function callTool(tool: Tool, context: ToolContext, args: Record<string, u
  * Checks arguments the way the REST route checks its request: each part (path parameters,
  * query, body) parses its own fields with the route's schema, so the errors name fields alike.
  */
-function validate(tool: Tool, args: Record<string, unknown>): Record<string, unknown> {
+export function validate(tool: Tool, args: Record<string, unknown>): Record<string, unknown> {
   const errors: FieldError[] = [];
   const bad = unstorableString(args);
   if (bad !== undefined) errors.push({ field: bad || "arguments", message: UNSTORABLE_MESSAGE });
@@ -160,7 +160,7 @@ function validate(tool: Tool, args: Record<string, unknown>): Record<string, unk
 const listings = new WeakMap<Tool, ToolListing>();
 
 /** A tool as tools/list shows it, worked out once per process. */
-function listing(tool: Tool): ToolListing {
+export function listing(tool: Tool): ToolListing {
   let found = listings.get(tool);
   if (!found) {
     const input = z.strictObject(Object.assign({}, ...tool.input.map((part) => part.shape)));

@@ -167,7 +167,7 @@ const engines = new WeakMap<Core, Promise<PaymentEngine>>();
  * The payment engine, made on first use: it needs the public URL (known once the server
  * listens), and the payment libraries take a second to load, which only paid requests need.
  */
-function paymentEngine(core: Core): Promise<PaymentEngine> {
+export function paymentEngine(core: Core): Promise<PaymentEngine> {
   let engine = engines.get(core);
   if (!engine) engines.set(core, (engine = import("../../payments/engine.js").then(({ PaymentEngine }) => new PaymentEngine(core))));
   return engine;

@@ -5,7 +5,14 @@ import { AppError, ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import { checkHealth, Health } from "../../discovery/health.js";
 import { buildOpenApiDocument } from "../../discovery/openapi.js";
 import type { Operation } from "../../discovery/operation.js";
-import { AgentPaymentsDocument, buildAgentPaymentsDocument, buildX402Discovery, type PaidRoute, paymentInfo } from "../../discovery/payment-documents.js";
+import {
+  AgentPaymentsDocument,
+  buildAgentPaymentsDocument,
+  buildX402Discovery,
+  type PaidMcpTool,
+  type PaidRoute,
+  paymentInfo,
+} from "../../discovery/payment-documents.js";
 import { buildServiceDocument, ServiceDocument } from "../../discovery/service-document.js";
 import type { PaymentSettings } from "../../payments/settings.js";
 import { publicBaseUrl } from "../http/problem.js";
@@ -16,7 +23,7 @@ const tags = ["Discovery"];
 const ProblemType = z.object({ code: z.string(), status: z.number().int(), title: z.string(), description: z.string() }).meta({ id: "ProblemType" });
 
 /** The paid routes and the terms they are paid on, as plain data for the discovery documents. */
-async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms: PaymentSettings; routes: PaidRoute[] }> {
+async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms: PaymentSettings; routes: PaidRoute[]; tools: PaidMcpTool[] }> {
   // Loaded when asked for: the payment settings pull in viem.
   const { paymentSettings } = await import("../../payments/settings.js");
   const terms = paymentSettings(core);
@@ -30,7 +37,17 @@ async function paidRoutes(core: Core, operations: Operation[]): Promise<{ terms:
       variants: op.price!.variants?.(core),
       priceDescription: op.price!.description,
     }));
-  return { terms, routes };
+  // The paid MCP tools are those routes again (mcp/paid/catalogue.ts), at the same prices.
+  const [{ paidCatalogue }, { listing }] = await Promise.all([import("../../mcp/paid/catalogue.js"), import("../../mcp/server.js")]);
+  const tools = paidCatalogue(core).tools.map((tool) => ({
+    tool: tool.name,
+    description: `${tool.route.summary}.`,
+    inputSchema: listing(tool).inputSchema,
+    fixedMicros: tool.route.price!.fixed(core),
+    variants: tool.route.price!.variants?.(core),
+    priceDescription: tool.route.price!.description,
+  }));
+  return { terms, routes, tools };
 }
 
 /** The discovery routes; `operations` is every route the app mounts, for the OpenAPI document. */
@@ -98,6 +115,7 @@ export function discoveryRoutes(operations: () => Operation[]) {
           payments: true,
           transports: ["relay", "webhook", "mailbox"],
           limits: core.config.limits,
+          paidMcpTools: (await paidOnce(core)).tools,
         }),
     }),
     defineRoute({
@@ -125,8 +143,8 @@ export function discoveryRoutes(operations: () => Operation[]) {
       auth: "none",
       response: { status: 200, description: "The paid resources", schema: z.record(z.string(), z.unknown()) },
       handler: async ({ core, req }) => {
-        const { terms, routes } = await paidOnce(core);
-        return buildX402Discovery(publicBaseUrl(req), terms, routes);
+        const { terms, routes, tools } = await paidOnce(core);
+        return buildX402Discovery(publicBaseUrl(req), terms, routes, tools);
       },
     }),
     defineRoute({

@@ -1,9 +1,13 @@
 import type { Request } from "express";
 import { z } from "zod";
+import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
 import { serveMcpRequest } from "../../mcp/http.js";
+import { servePaidMcpRequest } from "../../mcp/paid/http.js";
+import type { PaidCaller } from "../../mcp/paid/server.js";
 import { missingScope, steppedUpScope } from "../../mcp/scopes.js";
+import { bearerToken } from "../http/authenticate.js";
 import { actorOf, type OAuthAuth } from "../http/principal.js";
 import { publicBaseUrl } from "../http/problem.js";
 import { defineRoute } from "../http/route.js";
@@ -76,6 +80,26 @@ function checkScope(core: Core, auth: OAuthAuth, body: unknown): void {
   });
 }
 
+/**
+ * /mcp/x402 needs no credential; an agent token, if sent, names the wallet account whose balance
+ * pays (as on /v1/x402). Any other credential is refused, naming the endpoint that takes it.
+ */
+async function paidCaller(core: Core, req: Request): Promise<PaidCaller | null> {
+  const authorization = req.get("authorization");
+  if (authorization === undefined) return null;
+  const token = bearerToken(authorization);
+  const refuse = (detail: string) =>
+    new AppError("unauthorized", detail, { headers: { "WWW-Authenticate": `Bearer realm="agentline", error="invalid_token"` } });
+  if (!token?.startsWith("at_")) {
+    throw refuse(
+      "/mcp/x402 takes no credential, or an agent_token ('Authorization: Bearer at_...'); pay each tool call in its _meta. API keys and OAuth sign-ins use /mcp.",
+    );
+  }
+  const principal = await authenticateAgentToken(core, token);
+  if (!principal) throw refuse("The agent_token is invalid or has been revoked. Send none and pay the tool call: its first paid result carries a new one.");
+  return { accountId: principal.accountId, tokenId: principal.tokenId, token };
+}
+
 /** The MCP server over Streamable HTTP (stateless): every operation as a tool for LLM agents. */
 export const mcpRoutes = [
   defineRoute({
@@ -108,6 +132,36 @@ export const mcpRoutes = [
       // The credential whose revoke ends what the request holds open (a wait_for_event): an OAuth client's is its connection.
       const credentialId = auth.kind === "oauth" ? auth.connectionId : actorOf(auth).id;
       await serveMcpRequest(core, { accountId: auth.accountId, credentialId, agentId: auth.kind === "oauth" ? auth.agentId : null }, req, res, body);
+    },
+  }),
+  defineRoute({
+    operationId: "mcpX402",
+    method: "post",
+    path: "/mcp/x402",
+    summary: "MCP server paid per tool call (x402, MPP), no signup",
+    description:
+      "The no-signup tools of the /v1/x402 routes and the top-up, over MCP (Streamable HTTP, stateless, the same header and Origin rules as /mcp). " +
+      "No credential is needed: a tool call is paid in its params._meta, with x402 (`x402/payment`, a PaymentPayload object or its base64) or " +
+      "MPP (`org.paymentauth/credential`). An unpaid call of a priced tool is a result with isError true whose structuredContent is x402's " +
+      'PaymentRequired (x402Version 2, accepts, resource; the same JSON as text) and whose `_meta["org.paymentauth/payment-required"]` ' +
+      'carries the MPP challenges. A paid result carries `_meta["x402/payment-response"]` or `_meta["org.paymentauth/receipt"]`; an MPP ' +
+      "credential that fails verification is a JSON-RPC error -32043. Each payment is settled before the tool acts, once: a payment used again, " +
+      'on any tool, is refused. The first paid result carries the wallet\'s `agent_token` (structuredContent and `_meta["agentline/agent_token"]`); ' +
+      "sent as a Bearer token here, tools its balance covers run without paying, and /mcp serves the same account.",
+    tags: ["MCP"],
+    auth: "none",
+    body: z.union([JsonRpcMessage, z.array(JsonRpcMessage).min(1)]),
+    protocolBody: true,
+    response: { status: 200, description: "The JSON-RPC response", schema: JsonRpcMessage },
+    otherResponses: [
+      { status: 202, description: "Accepted: the message was a notification" },
+      { status: 400, description: "Malformed JSON (a problem), or a message the MCP transport refuses (a JSON-RPC error)", schema: JsonRpcError },
+    ],
+    errors: [401, 403, 406],
+    handler: async ({ core, req, res, body }) => {
+      checkOrigin(req);
+      checkHeaders(req);
+      await servePaidMcpRequest(core, await paidCaller(core, req), req, res, body);
     },
   }),
 ];

@@ -72,7 +72,10 @@ describe("payment discovery", () => {
     const { body: doc } = await api.get("/.well-known/x402");
     const { body: payments } = await api.get("/.well-known/agent-payments.json");
     expect(doc.x402Version).toBe(2);
-    expect(doc.resources.map((r: any) => r.resource).sort()).toEqual(payments.routes.map((r: any) => r.url).sort());
+    const http = doc.resources.filter((r: any) => r.type === "http");
+    expect(http.map((r: any) => r.resource).sort()).toEqual(payments.routes.map((r: any) => r.url).sort());
+    // Beside them, the paid MCP tools of /mcp/x402 (test/mcp-payments/discovery.test.ts).
+    expect(doc.resources.filter((r: any) => r.type !== "http").every((r: any) => r.type === "mcp")).toBe(true);
     for (const resource of doc.resources) {
       for (const accepted of resource.accepts)
         expect(accepted).toMatchObject({ scheme: "exact", network: "eip155:84532", payTo: payments.payee, asset: payments.assets[0].address });
