@@ -17,7 +17,7 @@ import { newId } from "../core/ids.js";
 import { currentRequestId, withRequestId } from "../core/request-scope.js";
 import { parseFields, UNSTORABLE_MESSAGE, unstorableString, validationFailed } from "../core/schemas/validation.js";
 import { confineToAgent } from "./agent-limit.js";
-import { revokedCredential, toolError } from "./errors.js";
+import { inToolWords, revokedCredential, toolError } from "./errors.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { agentTools } from "./tools/agents.js";
 import { billingTools } from "./tools/billing.js";
@@ -118,7 +118,7 @@ async function callTool(tool: Tool, context: ToolContext, args: Record<string, u
       { tool: tool.name, account_id: context.accountId, error: error instanceof AppError ? error.code : "internal_error" },
       "tool call failed",
     );
-    return toolError(error, tool.name, context.core.logger, requestId);
+    return toolError(error, tool.name, context.core.logger, requestId, { accountId: context.accountId, baseUrl: context.core.baseUrl });
   }
 }
 
@@ -135,7 +135,7 @@ function validate(tool: Tool, args: Record<string, unknown>): Record<string, unk
   const merged: Record<string, unknown> = {};
   if (errors.length === 0) {
     for (const part of tool.input) {
-      const own = Object.fromEntries(Object.entries(args).filter(([key]) => key in part.shape));
+      const own = Object.fromEntries(Object.entries(args).flatMap(([key, value]) => (key in part.shape ? leniently(part.shape[key], key, value) : [])));
       Object.assign(merged, parseFields(part, own, errors));
     }
   }
@@ -144,6 +144,21 @@ function validate(tool: Tool, args: Record<string, unknown>): Record<string, unk
     throw validationFailed(`The arguments have ${named.length} problem${named.length === 1 ? "" : "s"}`, named);
   }
   return merged;
+}
+
+/**
+ * What models send and mean, taken as meant (REST stays as the contract says): null for an
+ * optional field that takes no null is the field left out, and a whole number where a string of
+ * digits is asked (area_code: 415) is that string. Anything else is left for the schema to judge.
+ */
+function leniently(field: z.core.$ZodType, key: string, value: unknown): Array<[string, unknown]> {
+  if (value === null && !z.safeParse(field, null).success && z.safeParse(field, undefined).success) return [];
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && !z.safeParse(field, value).success) {
+    const digits = String(value);
+    // Digits are asked when the digits pass and letters of the same length do not.
+    if (z.safeParse(field, digits).success && !z.safeParse(field, "x".repeat(digits.length)).success) return [[key, digits]];
+  }
+  return [[key, value]];
 }
 
 const listings = new WeakMap<Tool, ToolListing>();
@@ -156,25 +171,44 @@ function listing(tool: Tool): ToolListing {
     found = {
       name: tool.name,
       title: tool.title,
-      description: tool.hints.spendsMoney ? `${tool.description} Spends money from the balance.` : tool.description,
+      description: inToolWords(tool.hints.spendsMoney ? `${tool.description} Spends money from the balance.` : tool.description),
       inputSchema: jsonSchema(input, "input") as ToolListing["inputSchema"],
       outputSchema: jsonSchema(tool.output, "output") as ToolListing["outputSchema"],
-      annotations: {
-        title: tool.title,
-        readOnlyHint: tool.hints.readOnly ?? false,
-        destructiveHint: tool.hints.destructive ?? false,
-        idempotentHint: !!(tool.hints.readOnly || tool.hints.idempotent),
-        openWorldHint: tool.hints.openWorld ?? false,
-      },
-      // MCP has no standard hint for spending; this one is ours (also said in the description).
-      _meta: { "agentline/spends_money": tool.hints.spendsMoney ?? false },
+      annotations: annotations(tool),
+      // MCP has no standard hint for spending; this one is ours (also said in the description), given where it is true.
+      ...(tool.hints.spendsMoney ? { _meta: { "agentline/spends_money": true } } : {}),
     };
     listings.set(tool, found);
   }
   return found;
 }
 
-/** JSON Schema (draft 7, as the SDK's own servers emit) with every $ref written out in place: some clients cannot follow refs. */
+/**
+ * MCP's hints where they differ from the spec's defaults (readOnly false, destructive true,
+ * idempotent false, openWorld true): a client reads a missing hint as its default, so the
+ * same meaning in fewer bytes. The title is once, beside the name (annotations.title is only its fallback).
+ */
+function annotations(tool: Tool): ToolListing["annotations"] {
+  const hints = {
+    readOnlyHint: tool.hints.readOnly ?? false,
+    destructiveHint: tool.hints.destructive ?? false,
+    idempotentHint: !!(tool.hints.readOnly || tool.hints.idempotent),
+    openWorldHint: tool.hints.openWorld ?? false,
+  };
+  const defaults = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+  return Object.fromEntries(Object.entries(hints).filter(([name, value]) => value !== defaults[name as keyof typeof defaults]));
+}
+
+/**
+ * JSON Schema (draft 7 keywords, the same in 2020-12, which MCP assumes when `$schema` is absent)
+ * with every $ref written out in place: some clients cannot follow refs. tools/list is read into
+ * the model's context on every conversation, so it is kept small (decision 0088):
+ * - inputs keep what a model needs to call right (descriptions, enums, patterns, bounds), in
+ *   tool words, without what only costs bytes: `$schema`, zod's safe-integer bounds, the
+ *   date-time regex beside `format: date-time`, `propertyNames` of string-keyed records;
+ * - outputs keep the shape a result is validated against (types, properties, required, enums,
+ *   items) and nothing else: the text of each result is there for the model to read.
+ */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { target: "draft-7", io, unrepresentable: "any" }) as Record<string, unknown>;
   const definitions = (json.definitions ?? {}) as Record<string, unknown>;
@@ -189,5 +223,55 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, u
     }
     return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inline(inner)]));
   };
-  return inline(json) as Record<string, unknown>;
+  const whole = inline(json) as JsonSchema;
+  return io === "input" ? compact(whole) : names(whole);
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/** zod's bounds of a plain integer (Number.MIN/MAX_SAFE_INTEGER): no bound a model needs told. */
+const SAFE_INTEGER = 9007199254740991;
+
+/** One schema node, trimmed as jsonSchema says; walks subschemas by keyword, so a property named `description` or `pattern` is kept. */
+function compact(node: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(nullable(node))) {
+    if (key === "$schema" || key === "propertyNames" || key === "definitions") continue;
+    if ((key === "minimum" && value === -SAFE_INTEGER) || (key === "maximum" && value === SAFE_INTEGER)) continue;
+    if (key === "pattern" && node.format === "date-time") continue;
+    if (key === "pattern" && node.format === "email") continue;
+    if (key === "properties") out[key] = Object.fromEntries(Object.entries(value as JsonSchema).map(([name, inner]) => [name, compact(inner as JsonSchema)]));
+    else if (key === "items" || key === "additionalProperties" || key === "not")
+      out[key] = typeof value === "object" && value !== null && !Array.isArray(value) ? compact(value as JsonSchema) : value;
+    else if (key === "anyOf" || key === "oneOf" || key === "allOf") out[key] = (value as JsonSchema[]).map((inner) => compact(inner));
+    else if (key === "description" && typeof value === "string") out[key] = inToolWords(value);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * An output schema: the names of the result's fields, each any value. Every result still
+ * validates against it (and is checked against the tool's full schema before it is sent); the
+ * types, descriptions and nested shapes were two thirds of tools/list, paid on every
+ * conversation, for what the result's own text shows the model anyway.
+ */
+function names(node: JsonSchema): JsonSchema {
+  return { type: "object", properties: Object.fromEntries(Object.keys((node.properties ?? {}) as JsonSchema).map((name) => [name, {}])) };
+}
+
+/** `anyOf: [X, {type: null}]` (zod's nullable) as X with null among its types and values: the same values, fewer bytes. */
+function nullable(node: JsonSchema): JsonSchema {
+  const options = node.anyOf as JsonSchema[] | undefined;
+  if (!Array.isArray(options) || options.length !== 2 || options[1]?.type !== "null" || Object.keys(options[1]).length !== 1) return node;
+  const [first] = options as [JsonSchema];
+  if (typeof first.type !== "string" || first.anyOf || first.oneOf || first.allOf) return node;
+  const { anyOf: _anyOf, ...rest } = node;
+  const merged: JsonSchema = { ...first, ...rest, type: [first.type, "null"] };
+  if (Array.isArray(first.enum)) merged.enum = [...first.enum, null];
+  if ("const" in first) {
+    merged.enum = [first.const, null];
+    delete merged.const;
+  }
+  return merged;
 }
