@@ -12,6 +12,7 @@ import { waitForEvents } from "../../core/events/wait.js";
 import { parseClientJson } from "../../core/schemas/json-limits.js";
 import { revokedCredential } from "../errors.js";
 import { McpEvent, mcpEvents } from "../event-view.js";
+import { FILLER_NOTE } from "../filler.js";
 import { defineTool } from "../tool.js";
 
 /** What a cursor remembers: the filters of the wait that returned it. */
@@ -66,11 +67,9 @@ export const eventTools = [
     description:
       "Waits up to timeout_seconds for pending events (call.utterance, call.completed, sms.received, ...) and returns them, oldest first, " +
       "as soon as there are any. Returned events are consumed: each is returned once. Narrow it with agent_id, call_id and event_types; " +
-      "call it again with the returned cursor to keep waiting with the same filters. With a call_id of a call that has ended, it answers at once: " +
-      "what is still pending, else a hint that nothing more will come. On a live call, answer each call.utterance with push_context " +
-      "(its call_id and turn_id; payload.text is what the other party said). Answer within a few seconds if you can; if you take longer than " +
-      "the turn timeout (3 s by default) the service says its own filler line, \"One moment, please.\", once per turn, and your answer is still " +
-      "spoken when it comes: never say a filler of your own. The events carry no conversation history: get_transcript gives the whole call.",
+      "call it again with the returned cursor to keep waiting with the same filters. About a call that has ended, it answers at once (a hint " +
+      "says nothing more will come). Answer each call.utterance (payload.text: what the other party said) with push_context at once. " +
+      `${FILLER_NOTE} Events carry no conversation history: get_transcript has it.`,
     input: [WaitForEventsInput],
     output: z.object({
       events: z.array(McpEvent),

@@ -18,7 +18,7 @@ export const numberTools = [
     title: "Buy a phone number",
     description:
       "Buys a phone number for an agent and charges its first month to the balance (get_balance shows the price); it renews monthly. " +
-      "An agent needs a number before it can place or receive calls. Optional country (default US), number_type and area_code.",
+      "An agent needs a number before it can place or receive calls.",
     input: [BuyNumberBody],
     output: PhoneNumberRecord,
     hints: { spendsMoney: true, openWorld: true },
