@@ -20,7 +20,8 @@ function topUp(_error: AppError, tool: string, place?: ToolPlace): string {
     );
   return (
     `${first} This service runs locally with no HTTP address, so its operator adds money with the command ` +
-    `\`agentline admin credit --account ${place?.accountId ?? "<acct_id>"} --amount 5 --note "top-up"\`. You cannot top up through these tools: ask your user.`
+    `\`agentline admin credit --account ${place?.accountId ?? "<acct_id>"} --amount 5 --note "top-up"\` on this server's database ` +
+    "(an embedded one, DATA_DIR, once this MCP server has stopped). You cannot top up through these tools: ask your user."
   );
 }
 

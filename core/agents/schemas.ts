@@ -17,8 +17,7 @@ const Description = z.string().max(1000).meta({ description: "What the agent is 
 
 /** The agent's owner: a person whose calls are instructions, not a customer's. */
 const OwnerNumber = PhoneNumber.meta({
-  description:
-    "The phone of the person the agent works for (E.164): what they say on a call arrives as call.owner_task, instructions to carry out",
+  description: "The phone of the person the agent works for (E.164): what they say on a call arrives as call.owner_task, instructions to carry out",
 });
 
 export const Agent = z

@@ -1,8 +1,8 @@
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../../harness/accounts.js";
 import { turnSettings } from "../../core/config/turns.js";
+import { createAccount } from "../../harness/accounts.js";
 import { toolsFor } from "../../mcp/server.js";
 import { adminCommand, databaseForProcess, httpMcp, type McpSession, stdioMcp } from "../support/mcp.js";
 import { startReceiver } from "../support/receiver.js";
@@ -280,10 +280,16 @@ describe("what tools/list and the events tell a model", () => {
       await mcp.ok("simulate_caller_speech", { call_id: inbound.call_id, text: "Are you open?" });
 
       // The spec's envelope, as the relay, webhooks and the REST mailbox carry it, is unchanged.
-      const rest = await fetch(`${service.baseUrl}/v1/events/peek?agent_id=${agent.agent_id}&limit=100`, { headers: { authorization: `Bearer ${account.apiKey}` } });
+      const rest = await fetch(`${service.baseUrl}/v1/events/peek?agent_id=${agent.agent_id}&limit=100`, {
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       const restUtterances = ((await rest.json()) as { data: any[] }).data.filter((e) => e.event_type === "call.utterance");
       expect(restUtterances).toHaveLength(3);
-      expect(restUtterances[1]).toMatchObject({ push_token: expect.stringMatching(/^pt_/), push_context_url: expect.any(String), session_key: expect.any(String) });
+      expect(restUtterances[1]).toMatchObject({
+        push_token: expect.stringMatching(/^pt_/),
+        push_context_url: expect.any(String),
+        session_key: expect.any(String),
+      });
       expect(restUtterances[1].conversation.map((l: any) => l.text)).toEqual(["Hello?", "Hi, this is Sides.", "Who?"]);
       expect(restUtterances[1].payload).toMatchObject({ from_number: number.phone_number, to_number: "+14155550142" });
 
