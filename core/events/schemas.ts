@@ -92,7 +92,10 @@ export const WaitForEventsInput = z.strictObject({
     .min(1)
     .max(EVENT_TYPES.length)
     .optional()
-    .meta({ description: "Only these event types; others stay pending. Default: every type" }),
+    .meta({
+      description:
+        "Only these event types; others stay pending. Default: every type. call.owner_task: the agent's owner (its owner_number) gives it instructions",
+    }),
   timeout_seconds: z
     .number()
     .int()

@@ -45,7 +45,7 @@ export const numberTools = [
   defineTool({
     name: "release_number",
     title: "Release a number, permanently",
-    description: "Gives the number up for good: it stops renewing and can never be bought or attached again. Only when the user asks for it.",
+    description: "Gives the number up for good: it stops renewing and can never be bought or brought back again. Only when the user asks for it.",
     input: [NumberIdParams],
     output: PhoneNumberRecord,
     hints: { destructive: true, openWorld: true },

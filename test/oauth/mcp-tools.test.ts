@@ -35,7 +35,7 @@ async function toolsList(token: string): Promise<string> {
 // SHA-256 of tools/list's answer to an API key (sandbox carrier) as it was before OAuth came to
 // /mcp (main at 6f0ed0a): OAuth changed nothing an API key sees. A deliberate change to a tool
 // changes it: then put the new hash here (last: decision 0088's smaller listing and tool words).
-const TOOLS_LIST_BEFORE_OAUTH = "a349e2b65f19410b07d874d6092822529dbff78528b2cf3a19eae0e07f48e22f";
+const TOOLS_LIST_BEFORE_OAUTH = "52a2fa434e86fc58123f76b7ff13c667238acc5ba48c04d8f8b46d81703d6c4a";
 
 describe("the MCP tools under OAuth", () => {
   it("answers an API key's tools/list byte for byte as before, and an OAuth client's the same", async () => {
