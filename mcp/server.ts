@@ -210,8 +210,7 @@ function annotations(tool: Tool): ToolListing["annotations"] {
  *   tool words, without what only costs bytes: `$schema`, zod's safe-integer bounds, the
  *   date-time regex beside `format: date-time`, `propertyNames` of string-keyed records, an
  *   example beside a pattern or enum, and the top level's `additionalProperties: false`;
- * - outputs keep the shape a result is validated against (types, properties, required, enums,
- *   items) and nothing else: the text of each result is there for the model to read.
+ * - outputs are the names of the result's fields (see `names`).
  */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { target: "draft-7", io, unrepresentable: "any" }) as Record<string, unknown>;
