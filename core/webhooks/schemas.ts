@@ -52,7 +52,7 @@ const WebhookFields = z.strictObject({
     .default([])
     .meta({
       description:
-        "What the receiver can do, service-relay/2 only: supports_amend (revise an answer), supports_cancel (drop one), briefing (a summary first), streams_progress (interim lines)",
+        "What the receiver can do, service-relay/2 only: supports_amend (more words from the caller amend the open task), supports_cancel (told when the caller interrupts), briefing (who is calling, with recent calls and texts, at the start), streams_progress (interim lines)",
       uniqueItems: true,
     }),
 });

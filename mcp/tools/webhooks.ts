@@ -33,7 +33,8 @@ export const webhookTools = [
   defineTool({
     name: "delete_webhook",
     title: "Remove an agent's webhook",
-    description: "Removes the agent's webhook; its later events wait for wait_for_event (or a relay socket) instead.",
+    description:
+      "Removes the agent's webhook; its later events wait for wait_for_event (or go to a relay socket, a WebSocket an agent program keeps open) instead.",
     input: [AgentIdQuery],
     output: deletedOf("agent_id"),
     hints: { destructive: true, idempotent: true },

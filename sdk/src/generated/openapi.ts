@@ -3722,7 +3722,7 @@ export interface components {
             content: {
                 "application/json": {
                     /**
-                     * @description What the receiver can do, service-relay/2 only: supports_amend (revise an answer), supports_cancel (drop one), briefing (a summary first), streams_progress (interim lines)
+                     * @description What the receiver can do, service-relay/2 only: supports_amend (more words from the caller amend the open task), supports_cancel (told when the caller interrupts), briefing (who is calling, with recent calls and texts, at the start), streams_progress (interim lines)
                      * @default []
                      */
                     capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
@@ -3763,7 +3763,7 @@ export interface components {
                     /** @description The agent whose events the webhook receives */
                     agent_id: string;
                     /**
-                     * @description What the receiver can do, service-relay/2 only: supports_amend (revise an answer), supports_cancel (drop one), briefing (a summary first), streams_progress (interim lines)
+                     * @description What the receiver can do, service-relay/2 only: supports_amend (more words from the caller amend the open task), supports_cancel (told when the caller interrupts), briefing (who is calling, with recent calls and texts, at the start), streams_progress (interim lines)
                      * @default []
                      */
                     capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
