@@ -12,8 +12,13 @@ export const Metadata = z
   .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `may be at most ${MAX_METADATA_BYTES} bytes of JSON`)
   .meta({ description: "Your own key-value data (at most 50 keys, 8 KiB as JSON)", example: { crm_id: "c_123" } });
 
-const Name = z.string().trim().min(1).max(100).meta({ example: "Front desk" });
-const Description = z.string().max(1000);
+const Name = z.string().trim().min(1).max(100).meta({ description: "The agent's name", example: "Front desk" });
+const Description = z.string().max(1000).meta({ description: "What the agent is for" });
+
+/** The agent's owner: a person whose calls are instructions, not a customer's. */
+const OwnerNumber = PhoneNumber.meta({
+  description: "The phone of the person the agent works for (E.164): what they say on a call arrives as call.owner_task, instructions to carry out",
+});
 
 export const Agent = z
   .object({
@@ -39,7 +44,7 @@ export const CreateAgentBody = z
   .strictObject({
     name: Name,
     description: Description.optional(),
-    owner_number: PhoneNumber.optional(),
+    owner_number: OwnerNumber.optional(),
     voice_id: VoiceId.optional(),
     greeting: Greeting.optional(),
     metadata: Metadata.optional(),
@@ -51,7 +56,7 @@ export const UpdateAgentBody = z
   .strictObject({
     name: Name.optional(),
     description: Description.nullable().optional(),
-    owner_number: PhoneNumber.nullable().optional(),
+    owner_number: OwnerNumber.nullable().optional(),
     voice_id: VoiceId.nullable().optional(),
     greeting: Greeting.nullable().optional(),
     metadata: Metadata.optional(),

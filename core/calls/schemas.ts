@@ -56,11 +56,11 @@ export const Greeting = z
   .trim()
   .min(1)
   .max(MAX_GREETING)
-  .meta({ description: `Spoken as soon as the call is answered, before the other party says anything (at most ${MAX_GREETING} characters)` });
+  .meta({ description: "Spoken as soon as the call is answered, before the other party says anything" });
 
 export const PlaceCallBody = z
   .strictObject({
-    agent_id: z.string().min(1),
+    agent_id: z.string().min(1).meta({ description: "The agent that calls (agt_...); it needs a number (buy_number)" }),
     to_number: PhoneNumber.meta({
       description:
         "E.164. On the sandbox carrier a number ending 0001 is busy, 0002 does not answer, 0003 fails, 0004 is a voicemail box (an answering machine), 0005 rings until hung up.",
@@ -80,7 +80,7 @@ export const PlaceCallBody = z
       description: "Record the call: the other party first hears the recording notice, and nothing is recorded before it. call.recording.ready follows the end",
     }),
     from_number: PhoneNumber.optional().meta({
-      description: "One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is a 422.",
+      description: "One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is refused.",
     }),
     greeting: Greeting.optional(),
   })
@@ -95,8 +95,8 @@ export const RecordingResult = z
   .meta({ id: "Recording" });
 
 export const ListCallsQuery = Pagination.extend({
-  agent_id: z.string().optional(),
-  status: z.enum(CALL_STATUSES).optional(),
+  agent_id: z.string().optional().meta({ description: "Only this agent's calls" }),
+  status: z.enum(CALL_STATUSES).optional().meta({ description: "Only calls with this status" }),
 });
 
 export const CallIdParams = z.object({ call_id: z.string().meta({ description: "The call's id (call_...)" }) });

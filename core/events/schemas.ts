@@ -87,12 +87,10 @@ export const MAX_WAIT_SECONDS = 50;
 export const WaitForEventsInput = z.strictObject({
   agent_id: z.string().min(1).optional().meta({ description: "Only this agent's events" }),
   call_id: z.string().min(1).optional().meta({ description: "Only events about this call (its utterances, its end)" }),
-  event_types: z
-    .array(z.enum(EVENT_TYPES))
-    .min(1)
-    .max(EVENT_TYPES.length)
-    .optional()
-    .meta({ description: "Only these event types; others stay pending. Default: every type" }),
+  event_types: z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length).optional().meta({
+    description:
+      "Only these event types; others stay pending. Default: every type. call.owner_task: the agent's owner (its owner_number) gives it instructions",
+  }),
   timeout_seconds: z
     .number()
     .int()

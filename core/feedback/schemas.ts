@@ -3,10 +3,10 @@ import { Email } from "../auth/schemas.js";
 import { Pagination, Timestamp } from "../schemas/common.js";
 
 /** What a report is: a bug, something that was hard to do, a wish, or anything else. */
-export const FeedbackCategory = z.enum(["bug", "difficulty", "feature_request", "feedback"]);
+export const FeedbackCategory = z.enum(["bug", "difficulty", "feature_request", "feedback"]).meta({ description: "What kind of report" });
 
 /** How much the report matters to its sender. */
-export const FeedbackSeverity = z.enum(["low", "normal", "high", "critical"]);
+export const FeedbackSeverity = z.enum(["low", "normal", "high", "critical"]).meta({ description: "How much it matters to you" });
 
 /** Where the report is on our side: new, read by a person, or dealt with. */
 export const FeedbackStatus = z

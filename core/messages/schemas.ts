@@ -44,17 +44,17 @@ export const Conversation = z
 export type Conversation = z.infer<typeof Conversation>;
 
 export const ListMessagesQuery = Pagination.extend({
-  agent_id: z.string().optional(),
-  conversation_id: z.string().optional(),
+  agent_id: z.string().optional().meta({ description: "Only this agent's texts" }),
+  conversation_id: z.string().optional().meta({ description: "Only this thread's texts (list_conversations)" }),
 });
 
 export const ListConversationsQuery = Pagination.extend({
-  agent_id: z.string().optional(),
+  agent_id: z.string().optional().meta({ description: "Only this agent's threads" }),
 });
 
 export const SendTextBody = z
   .strictObject({
-    agent_id: z.string().min(1),
+    agent_id: z.string().min(1).meta({ description: "The agent whose number sends it" }),
     to_number: PhoneNumber.meta({ description: "The recipient, E.164" }),
     text: z
       .string()

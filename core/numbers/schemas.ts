@@ -29,12 +29,12 @@ export const BuyNumberBody = z
       .regex(/^[A-Z]{2}$/, "must be a two-letter ISO 3166 country code in capitals, such as US")
       .default("US")
       .meta({ description: "ISO 3166-1 alpha-2 (default US)" }),
-    number_type: NumberType.default("local"),
+    number_type: NumberType.default("local").meta({ description: "local (default): a number of a town's area code; toll_free: free to call; mobile" }),
     area_code: z
       .string()
       .regex(/^\d{2,4}$/, "must be 2 to 4 digits")
       .optional()
-      .meta({ example: "415" }),
+      .meta({ description: "US area code for a local number, 2 to 4 digits as a string", example: "415" }),
   })
   .meta({ id: "BuyNumberRequest" });
 export type BuyNumberBody = z.infer<typeof BuyNumberBody>;

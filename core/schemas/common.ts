@@ -29,8 +29,8 @@ export function queryInteger(options: { min: number; max: number; default: numbe
  * Strict, like bodies: an unknown query parameter is a 422 rather than a filter silently ignored.
  */
 export const Pagination = z.strictObject({
-  limit: queryInteger({ min: 1, max: 100, default: 20, description: "Items per page, 1–100 (default 20)" }),
-  offset: queryInteger({ min: 0, max: 1_000_000, default: 0, description: "Items to skip (default 0)" }),
+  limit: queryInteger({ min: 1, max: 100, default: 20, description: "Items per page" }),
+  offset: queryInteger({ min: 0, max: 1_000_000, default: 0, description: "Items to skip" }),
 });
 export type Pagination = z.infer<typeof Pagination>;
 

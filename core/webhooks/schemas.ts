@@ -24,7 +24,7 @@ export const Webhook = z
 export type Webhook = z.infer<typeof Webhook>;
 
 const WebhookFields = z.strictObject({
-  agent_id: z.string().min(1),
+  agent_id: z.string().min(1).meta({ description: "The agent whose events the webhook receives" }),
   url: z.string().min(1).max(2048).meta({ description: "https:// URL that receives the agent's events", example: "https://agent.example.com/hooks/agentline" }),
   secret: z
     .string()
@@ -41,13 +41,20 @@ const WebhookFields = z.strictObject({
     .refine((h) => !RESERVED_HEADERS.test(h), "is a header the service sets itself")
     .default("X-Webhook-Signature")
     .meta({ description: "Header carrying the hex HMAC-SHA256 of the raw body; X-Hub-Signature-256 gives GitHub's name and format (sha256=<hex>)" }),
-  protocol: z.enum(PROTOCOLS).default("service-relay/1"),
+  protocol: z.enum(PROTOCOLS).default("service-relay/1").meta({
+    description:
+      "How events are posted. service-relay/1 (default): each event as it is. service-relay/2: a live call as a task with steps, for agent runtimes that can change or cancel an answer",
+  }),
   capabilities: z
     .array(z.enum(CAPABILITIES))
     .max(CAPABILITIES.length)
     .refine((c) => new Set(c).size === c.length, "must not repeat a capability")
     .default([])
-    .meta({ description: "protocol service-relay/2 only (with service-relay/1 it must be empty); no capability twice", uniqueItems: true }),
+    .meta({
+      description:
+        "What the receiver can do, service-relay/2 only: supports_amend (more words from the caller amend the open task), supports_cancel (told when the caller interrupts), briefing (who is calling, with recent calls and texts, at the start), streams_progress (interim lines)",
+      uniqueItems: true,
+    }),
 });
 
 type WebhookInput = { protocol: string; capabilities: string[]; secret?: string | undefined; rotate_secret: boolean };
@@ -87,7 +94,7 @@ export const SetWebhookResult = Webhook.extend({
 }).meta({ id: "SetWebhookResult" });
 export type SetWebhookResult = z.infer<typeof SetWebhookResult>;
 
-export const AgentIdQuery = z.strictObject({ agent_id: z.string().min(1) });
+export const AgentIdQuery = z.strictObject({ agent_id: z.string().min(1).meta({ description: "The agent whose webhook it is (agt_...)" }) });
 
 export const ListWebhooksQuery = Pagination.extend({ agent_id: z.string().optional() });
 

@@ -19,10 +19,8 @@ const WatchedCall = Call.pick({ call_id: true, status: true, direction: true, fr
 export const appTools = [
   defineTool({
     name: "watch_call",
-    title: "Call view: the call and its new lines",
-    description:
-      "For the live call view (an MCP App) only: the call's status and parties, with the transcript lines after the first `after` (next: the count to pass next time). " +
-      "An agent holding a call uses wait_for_event, get_call and get_transcript instead.",
+    title: "Call view: new lines",
+    description: "The live call view's poll (an MCP App's own tool): the call, and its transcript lines after the first `after`. Agents use wait_for_event.",
     input: [CallIdParams, WatchQuery],
     output: z.object({ call: WatchedCall, lines: Transcript, next: z.number().int() }),
     hints: { readOnly: true },

@@ -78,7 +78,7 @@ function paidListing(tool: PaidTool): Tool {
     found = {
       ...own,
       outputSchema: { type: "object", anyOf: [own.outputSchema, PAYMENT_REQUIRED_SCHEMA] },
-      _meta: { "agentline/spends_money": _meta?.["agentline/spends_money"] ?? false },
+      ...(_meta?.["agentline/spends_money"] ? { _meta: { "agentline/spends_money": true } } : {}),
     };
     paidListings.set(tool, found);
   }

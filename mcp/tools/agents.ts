@@ -19,7 +19,7 @@ export const agentTools = [
     title: "Create an agent",
     description:
       "Creates an agent: the identity that owns phone numbers, places and answers calls and receives texts. Create one first, then buy_number for it. " +
-      "owner_number marks calls from its owner; voice_id picks its voice (list_voices).",
+      "owner_number: the phone of the person it works for; voice_id picks its voice (list_voices).",
     input: [CreateAgentBody],
     output: Agent,
     hints: {},
@@ -48,7 +48,7 @@ export const agentTools = [
     title: "Delete an agent",
     description:
       "Deletes the agent with its calls and messages, permanently, and releases its purchased numbers with it (their monthly fees stop; a released " +
-      "number never comes back). Reassign a number to another agent first to keep it. Attached numbers stay on the account, unassigned.",
+      "number never comes back). Reassign a number to another agent first to keep it. Attached numbers (bought elsewhere and brought here) stay on the account, unassigned.",
     input: [AgentIdParams],
     output: DeletedAgent,
     hints: { destructive: true },

@@ -22,6 +22,7 @@ import {
 import { sendDigits } from "../../core/calls/send-digits.js";
 import { transferByAccount } from "../../core/calls/transfer.js";
 import { listOf } from "../../core/schemas/common.js";
+import { FILLER_NOTE } from "../filler.js";
 import { defineTool } from "../tool.js";
 
 export const callTools = [
@@ -29,7 +30,7 @@ export const callTools = [
     name: "place_call",
     title: "Place a phone call",
     description:
-      "Calls to_number from the agent's number (from_number: one of its own numbers; greeting: said as soon as the callee answers). Talk time is billed per second from the balance (the first minute must be covered), and the call " +
+      "Calls to_number from the agent's number. Talk time is billed per second from the balance (the first minute must be covered), and the call " +
       "ends if the balance runs out. Then wait_for_event with the call_id: each thing the other party says arrives as call.utterance, to answer " +
       "with push_context; call.completed (or call.busy, call.no-answer, call.failed) ends it.",
     input: [PlaceCallBody],
@@ -79,9 +80,8 @@ export const callTools = [
     name: "push_context",
     title: "Say something on a live call",
     description:
-      "Answers the caller's turn: text is spoken at once and added to the transcript. turn_id must be the one from the call.utterance being " +
-      "answered. final false speaks an interim line and keeps the turn open; end_call true hangs up after speaking. If the caller has spoken " +
-      "again since (turn_stale) or interrupted (turn_cancelled), the answer is refused: discard it and answer the newest call.utterance.",
+      `Answers the other party's turn (turn_id from its call.utterance): text is spoken at once and added to the transcript. ${FILLER_NOTE} ` +
+      "If they have spoken again since (turn_stale) or interrupted (turn_cancelled), the answer is refused: discard it and answer the newest call.utterance.",
     input: [CallIdParams, ContextPushQuery, ContextPushBody],
     output: ContextPushResult,
     hints: { openWorld: true },
@@ -91,9 +91,8 @@ export const callTools = [
     name: "transfer_call",
     title: "Transfer a call to a person",
     description:
-      "Hands a live call to a person at to_number (E.164). cold (default): the caller is put through and the agent leaves the call at once. " +
-      "warm: whisper is spoken to the person when they answer, before the caller is bridged; if nobody answers (busy, no answer, failed, or the " +
-      "timeout), the caller comes back to the agent and a new call.utterance with text like [transfer failed: no-answer] says why. Events " +
+      "Hands a live call to a person at to_number. A warm transfer nobody answers gives the caller back to the agent, with a new " +
+      "call.utterance whose text (like [transfer failed: no-answer]) says why. Events " +
       "call.transfer.started, call.transfer.answered and call.transfer.failed follow it. The bridged leg is billed per minute as an outbound call.",
     input: [CallIdParams, TransferBody],
     output: Call,

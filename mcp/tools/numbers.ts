@@ -18,7 +18,7 @@ export const numberTools = [
     title: "Buy a phone number",
     description:
       "Buys a phone number for an agent and charges its first month to the balance (get_balance shows the price); it renews monthly. " +
-      "An agent needs a number before it can place or receive calls. Optional country (default US), number_type and area_code.",
+      "An agent needs a number before it can place or receive calls.",
     input: [BuyNumberBody],
     output: PhoneNumberRecord,
     hints: { spendsMoney: true, openWorld: true },
@@ -45,7 +45,7 @@ export const numberTools = [
   defineTool({
     name: "release_number",
     title: "Release a number, permanently",
-    description: "Gives the number up for good: it stops renewing and can never be bought or attached again. Only when the user asks for it.",
+    description: "Gives the number up for good: it stops renewing and can never be bought or brought back again. Only when the user asks for it.",
     input: [NumberIdParams],
     output: PhoneNumberRecord,
     hints: { destructive: true, openWorld: true },

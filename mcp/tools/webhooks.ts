@@ -22,8 +22,8 @@ export const webhookTools = [
     name: "set_webhook",
     title: "Set an agent's webhook",
     description:
-      "Creates or replaces the agent's webhook: every event of the agent is then POSTed, signed, to url (https). A replaced webhook keeps its secret " +
-      "unless secret or rotate_secret: true is given; a new secret is shown in full this once (secret_changed says whether it changed). " +
+      "Creates or replaces the agent's webhook: every event of the agent is then POSTed, signed, to url (https); a new secret is shown in full " +
+      "this once. " +
       "Only for agents served by a web server; an agent talking through these tools should use wait_for_event instead.",
     input: [SetWebhookBody],
     output: SetWebhookResult,
@@ -33,7 +33,8 @@ export const webhookTools = [
   defineTool({
     name: "delete_webhook",
     title: "Remove an agent's webhook",
-    description: "Removes the agent's webhook; its later events wait for wait_for_event (or a relay socket) instead.",
+    description:
+      "Removes the agent's webhook; its later events wait for wait_for_event (or go to a relay socket, a WebSocket an agent program keeps open) instead.",
     input: [AgentIdQuery],
     output: deletedOf("agent_id"),
     hints: { destructive: true, idempotent: true },

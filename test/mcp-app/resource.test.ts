@@ -29,8 +29,8 @@ describe("tools/list", () => {
     for (const name of showing) {
       const tool = tools.find((t) => t.name === name)!;
       expect(tool._meta).toMatchObject({ ui: { resourceUri: VIEW }, "ui/resourceUri": VIEW });
-      // Nothing else of the listing changes: what a host without apps sees stays as it was.
-      expect(tool._meta?.["agentline/spends_money"]).toBe(name === "place_call" || name === "transfer_call");
+      // Nothing else of the listing changes (the spending hint, absent where false: 0088): what a host without apps sees stays as it was.
+      expect(tool._meta?.["agentline/spends_money"] ?? false).toBe(name === "place_call" || name === "transfer_call");
     }
     expect(tools.filter(isToolVisibilityAppOnly).map((tool) => tool.name)).toEqual(["watch_call"]);
     expect(tools.find((t) => t.name === "watch_call")!._meta!.ui).toEqual({ resourceUri: VIEW, visibility: ["app"] });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../harness/accounts.js";
-import { httpMcp, type McpSession } from "../support/mcp.js";
+import { adminCommand, databaseForProcess, httpMcp, type McpSession, stdioMcp } from "../support/mcp.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let service: TestService;
@@ -100,7 +100,9 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
       const refused = await session.fails("buy_number", { agent_id: agent.agent_id, number_type: "toll_free" });
       expect(refused).toMatch(/^insufficient_balance \(Insufficient balance\): /);
       expect(refused).toMatch(/Details: \{"required":"\d+\.\d{6}","balance":"\d+\.\d{6}","currency":"USD"\}/);
-      expect(refused).toMatch(/Next step: Add money, then try again: get_balance .*\/v1\/billing\/topup\/x402\/pay/);
+      // The top-up address in full: a relative path leads nowhere from a model's client.
+      expect(refused).toContain(`Next step: Add money, then call buy_number again: get_balance shows the balance and the prices.`);
+      expect(refused).toContain(` pays ${service.baseUrl}/v1/billing/topup/x402/pay?amount=5 over HTTP`);
       expect((await session.ok("list_numbers")).data).toEqual([]);
 
       // The local number fits exactly; then there is nothing left for a call's first minute.
@@ -124,6 +126,54 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
     }
   });
 
+  it("names tools, not REST routes, in what core's errors say, and a bad turn_id gets its own hint", async () => {
+    const REST = /\b(GET|POST|PUT|PATCH|DELETE) \/|\/v1\//;
+    const agent = await mine.ok("create_agent", { name: "Wordy" });
+    const noNumber = await mine.fails("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" });
+    expect(noNumber).toMatch(/^no_active_number .*Buy one with buy_number, then place the call\./);
+    const noText = await mine.fails("send_text", { agent_id: agent.agent_id, to_number: "+14155550142", text: "hi" });
+    expect(noText).toMatch(/buy one with buy_number/);
+    expect(await mine.fails("get_webhook", { agent_id: agent.agent_id })).toMatch(/set_webhook creates one/);
+
+    await mine.ok("buy_number", { agent_id: agent.agent_id });
+    const call = await mine.ok("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" });
+    const { turn_id } = await mine.ok("simulate_caller_speech", { call_id: call.call_id, text: "Hello?" });
+    const open = await mine.fails("say_on_call", { call_id: call.call_id, text: "Still there?" });
+    expect(open).toContain(`answer it with push_context (call_id ${call.call_id}, turn_id ${turn_id}) instead`);
+    for (const text of [noNumber, noText, open]) expect(text).not.toMatch(REST);
+
+    // Turn ids come from call.utterance, not from a list: the hint says where to look.
+    const badTurn = await mine.fails("push_context", { call_id: call.call_id, turn_id: "turn_nonesuch", text: "Hi." });
+    expect(badTurn).toMatch(/^not_found \(Not found\): No turn with id "turn_nonesuch"/);
+    expect(badTurn).toMatch(/\nNext step: Check the turn_id: it is the turn_id of the call\.utterance being answered, exactly/);
+    expect(badTurn).not.toContain("list_agents");
+    expect((await mine.ok("push_context", { call_id: call.call_id, turn_id, text: "Hi." })).turn_status).toBe("answered");
+  });
+
+  it("takes null for an optional field as left out, and a whole number where digits are asked, as models send them", async () => {
+    const agent = await mine.ok("create_agent", { name: "Lenient", description: null, greeting: null, owner_number: null });
+    expect(agent).toMatchObject({ description: null, greeting: null, owner_number: null });
+    const number = await mine.ok("buy_number", { agent_id: agent.agent_id, area_code: 415, country: null, number_type: null });
+    expect(number).toMatchObject({ phone_number: expect.stringMatching(/^\+1415/), country: "US", number_type: "local" });
+    // Where null means something (clearing a field), it still does.
+    await mine.ok("update_agent", { agent_id: agent.agent_id, description: "Front desk" });
+    expect((await mine.ok("update_agent", { agent_id: agent.agent_id, description: null })).description).toBeNull();
+    const call = await mine.ok("place_call", { agent_id: agent.agent_id, to_number: "+14155550142", from_number: null, greeting: null });
+    expect((await mine.ok("send_digits", { call_id: call.call_id, digits: 12 })).digits).toBe("12");
+    await mine.ok("hang_up_call", { call_id: call.call_id });
+
+    // What is still wrong is still refused, named.
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ["create_agent", { name: null }, /- name: /],
+      ["create_agent", { name: 42 }, /- name: Invalid input: expected string, received number/],
+      ["buy_number", { agent_id: agent.agent_id, area_code: 4150000 }, /- area_code: /],
+      ["buy_number", { agent_id: agent.agent_id, area_code: 4.15 }, /- area_code: /],
+      ["place_call", { agent_id: agent.agent_id, to_number: 14155550142 }, /- to_number: /],
+    ];
+    for (const [tool, args, field] of cases) expect(await mine.fails(tool, args), `${tool} ${JSON.stringify(args)}`).toMatch(field);
+    expect((await mine.ok("list_numbers", { agent_id: agent.agent_id })).data).toHaveLength(1);
+  });
+
   it("refuses a text to a recipient who texted STOP, saying not to text them again", async () => {
     const agent = await mine.ok("create_agent", { name: "Texter" });
     const number = await mine.ok("buy_number", { agent_id: agent.agent_id });
@@ -133,4 +183,34 @@ describe("MCP tool errors: results the model can act on, never protocol errors",
     );
     expect((await mine.ok("list_messages", { agent_id: agent.agent_id })).data.map((m: any) => m.direction)).toEqual(["inbound"]);
   });
+});
+
+describe("a tool error over stdio, where the service has no HTTP address", () => {
+  let database: Awaited<ReturnType<typeof databaseForProcess>>;
+  beforeAll(async () => {
+    database = await databaseForProcess();
+  });
+  afterAll(() => database?.drop());
+
+  it("says how to top up with the operator's command, which then works", async () => {
+    const env = { ...database.env, SIGNUP_CREDIT_USD: "0" };
+    const { api_key } = adminCommand(env, ["api-key", "--email", "stdio-topup@example.com"]);
+    let mcp = await stdioMcp({ ...env, AGENTLINE_API_KEY: api_key });
+    let agentId: string;
+    try {
+      agentId = (await mcp.ok("create_agent", { name: "Broke" })).agent_id;
+      const refused = await mcp.fails("buy_number", { agent_id: agentId });
+      expect(refused).toMatch(/^insufficient_balance /);
+      expect(refused).not.toMatch(/\/v1\//);
+      const command = refused.match(/`agentline admin credit --account (acct_\w+) --amount 5 --note "top-up"` on this server's database/);
+      expect(command, refused).not.toBeNull();
+      // The embedded database takes one process at a time, as the hint says: the server stops first.
+      await mcp.close();
+      adminCommand(env, ["credit", "--account", command![1]!, "--amount", "5", "--note", "top-up"]);
+      mcp = await stdioMcp({ ...env, AGENTLINE_API_KEY: api_key });
+      expect((await mcp.ok("buy_number", { agent_id: agentId })).status).toBe("active");
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
 });

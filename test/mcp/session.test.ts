@@ -36,7 +36,8 @@ describe("an LLM agent holding a sandbox phone conversation through MCP tools al
     expect(first.events).toHaveLength(1);
     const hello = first.events[0];
     expect(hello).toMatchObject({ event_type: "call.utterance", call_id: call.call_id, payload: { text: "Hi, I'd like a table for two." } });
-    expect(hello.conversation.at(-1).text).toBe("Hi, I'd like a table for two.");
+    // No conversation so far (the model holds it; get_transcript has it): a long call would cost tokens quadratic in its length.
+    expect(hello).not.toHaveProperty("conversation");
     const spoken = await mcp.ok("push_context", { call_id: call.call_id, turn_id: hello.turn_id, text: "Of course. For what time?" });
     expect(spoken).toMatchObject({ turn_status: "answered", call_ending: false });
 

@@ -1,6 +1,7 @@
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { turnSettings } from "../../core/config/turns.js";
 import { createAccount } from "../../harness/accounts.js";
 import { toolsFor } from "../../mcp/server.js";
 import { adminCommand, databaseForProcess, httpMcp, type McpSession, stdioMcp } from "../support/mcp.js";
@@ -49,6 +50,9 @@ const REQUIRED_TOOLS = [
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
 
+/** MCP's values for hints a tool leaves out. */
+const HINT_DEFAULTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+
 const SPENDING = ["buy_number", "place_call", "simulate_inbound_call", "simulate_inbound_text", "send_text", "transfer_call"];
 
 /** A validator that refuses what it does not understand: a schema it cannot compile is not a valid schema. */
@@ -79,17 +83,22 @@ async function checkListing(mcp: McpSession) {
     expect(() => ajv.compile(tool.inputSchema), `${tool.name} inputSchema`).not.toThrow();
     expect(tool.outputSchema?.type, `${tool.name} outputSchema`).toBe("object");
     validators.set(tool.name, ajv.compile(tool.outputSchema!));
-    const a = tool.annotations!;
-    expect(typeof a.readOnlyHint && typeof a.destructiveHint && typeof a.idempotentHint && typeof a.openWorldHint).toBe("boolean");
     const spends = SPENDING.includes(tool.name);
-    expect(tool._meta?.["agentline/spends_money"], tool.name).toBe(spends);
+    expect(tool._meta?.["agentline/spends_money"] ?? false, tool.name).toBe(spends);
     expect(tool.description!.includes("Spends money"), tool.name).toBe(spends);
+    // Every parameter says what it is for: a model fills in what it understands.
+    for (const [field, schema] of Object.entries(tool.inputSchema.properties ?? {}))
+      expect((schema as { description?: string }).description, `${tool.name}.${field} has no description`).toMatch(/\w{3}/);
   }
-  for (const name of ["delete_agent", "release_number", "delete_webhook", "hang_up_call"])
-    expect(tools.find((t) => t.name === name)!.annotations!.destructiveHint).toBe(true);
-  for (const name of ["list_agents", "get_call", "get_transcript", "peek_events", "get_balance"])
-    expect(tools.find((t) => t.name === name)!.annotations!.readOnlyHint).toBe(true);
-  for (const name of ["wait_for_event", "push_context", "place_call"]) expect(tools.find((t) => t.name === name)!.annotations!.readOnlyHint).toBe(false);
+  // Hints a client reads with MCP's defaults for the ones left out.
+  const hint = (name: string, which: keyof typeof HINT_DEFAULTS) => tools.find((t) => t.name === name)!.annotations?.[which] ?? HINT_DEFAULTS[which];
+  for (const name of ["delete_agent", "release_number", "delete_webhook", "hang_up_call"]) expect(hint(name, "destructiveHint"), name).toBe(true);
+  for (const name of ["create_agent", "push_context", "place_call", "buy_number", "send_text"]) expect(hint(name, "destructiveHint"), name).toBe(false);
+  for (const name of ["list_agents", "get_call", "get_transcript", "peek_events", "get_balance"]) expect(hint(name, "readOnlyHint"), name).toBe(true);
+  for (const name of ["wait_for_event", "push_context", "place_call"]) expect(hint(name, "readOnlyHint"), name).toBe(false);
+  for (const name of ["place_call", "send_text", "transfer_call"]) expect(hint(name, "openWorldHint"), name).toBe(true);
+  for (const name of ["list_agents", "create_agent", "wait_for_event"]) expect(hint(name, "openWorldHint"), name).toBe(false);
+  for (const name of ["update_agent", "hang_up_call", "set_default_voice"]) expect(hint(name, "idempotentHint"), name).toBe(true);
   return validators;
 }
 
@@ -208,6 +217,126 @@ describe("MCP tools over Streamable HTTP", () => {
     const mcp = await httpMcp(service.baseUrl, account.apiKey);
     try {
       await tour(mcp, receiver.url);
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
+describe("what tools/list and the events tell a model", () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service?.stop());
+
+  it("keeps tools/list under 40 KB, in tool words, every tool with an outputSchema", async () => {
+    const account = await createAccount(service.core);
+    const res = await fetch(`${service.baseUrl}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${account.apiKey}`, accept: "application/json, text/event-stream", "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    });
+    const body = await res.text();
+    // It is read into the model's context on every conversation (128 KB before decision 0088).
+    expect(Buffer.byteLength(body)).toBeLessThan(40_000);
+    const { tools } = JSON.parse(body.slice(body.indexOf("{"))).result as { tools: Array<Record<string, any>> };
+    for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe("object");
+    // Routes are REST's words: through MCP, the tool is named.
+    expect(body).not.toMatch(/\b(GET|POST|PUT|PATCH|DELETE) \/|\/v1\//);
+    expect(body).not.toContain("[2468][048]");
+  });
+
+  it("tells wait_for_event and push_context of the automatic filler: once per turn, a late answer still spoken, none of their own", async () => {
+    const mcp = await httpMcp(service.baseUrl, (await createAccount(service.core)).apiKey);
+    try {
+      const { tools } = await mcp.client.listTools();
+      for (const name of ["wait_for_event", "push_context"]) {
+        const text = tools.find((t) => t.name === name)!.description!;
+        // The defaults the text names are the service's own (core/config/turns.ts).
+        expect(text, name).toContain(`"${turnSettings.shape.TURN_FILLER_TEXT.parse(undefined)}"`);
+        expect(text, name).toContain(`turn timeout (${turnSettings.shape.TURN_TIMEOUT_MS.parse(undefined) / 1000} s by default)`);
+        expect(text, name).toMatch(/itself, once per turn/);
+        expect(text, name).toMatch(/later answer is still spoken/);
+        expect(text, name).toMatch(/Never send a filler of your own/);
+      }
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it("shows a call.utterance without push token, answer URL or conversation, naming the other party's and the agent's numbers", async () => {
+    const account = await createAccount(service.core);
+    const mcp = await httpMcp(service.baseUrl, account.apiKey);
+    try {
+      const agent = await mcp.ok("create_agent", { name: "Sides" });
+      const number = await mcp.ok("buy_number", { agent_id: agent.agent_id });
+      // Outbound: the call's from_number is the agent's own.
+      const outbound = await mcp.ok("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" });
+      const first = await mcp.ok("simulate_caller_speech", { call_id: outbound.call_id, text: "Hello?" });
+      await mcp.ok("push_context", { call_id: outbound.call_id, turn_id: first.turn_id, text: "Hi, this is Sides." });
+      await mcp.ok("simulate_caller_speech", { call_id: outbound.call_id, text: "Who?" });
+      // Inbound: the call's from_number is the other party's.
+      const inbound = await mcp.ok("simulate_inbound_call", { to_number: number.phone_number, from_number: "+14155550199" });
+      await mcp.ok("simulate_caller_speech", { call_id: inbound.call_id, text: "Are you open?" });
+
+      // The spec's envelope, as the relay, webhooks and the REST mailbox carry it, is unchanged.
+      const rest = await fetch(`${service.baseUrl}/v1/events/peek?agent_id=${agent.agent_id}&limit=100`, {
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
+      const restUtterances = ((await rest.json()) as { data: any[] }).data.filter((e) => e.event_type === "call.utterance");
+      expect(restUtterances).toHaveLength(3);
+      expect(restUtterances[1]).toMatchObject({
+        push_token: expect.stringMatching(/^pt_/),
+        push_context_url: expect.any(String),
+        session_key: expect.any(String),
+      });
+      expect(restUtterances[1].conversation.map((l: any) => l.text)).toEqual(["Hello?", "Hi, this is Sides.", "Who?"]);
+      expect(restUtterances[1].payload).toMatchObject({ from_number: number.phone_number, to_number: "+14155550142" });
+
+      const peeked = (await mcp.ok("peek_events", { agent_id: agent.agent_id, limit: 100 })).data.filter((e: any) => e.event_type === "call.utterance");
+      const waited = (await mcp.ok("wait_for_event", { agent_id: agent.agent_id, event_types: ["call.utterance"], timeout_seconds: 5, limit: 100 })).events;
+      for (const seen of [peeked, waited]) {
+        expect(seen.map((e: any) => e.event_id)).toEqual(restUtterances.map((e) => e.event_id));
+        for (const event of seen)
+          expect(Object.keys(event).sort()).toEqual(["account_id", "agent_id", "call_id", "created_at", "event_id", "event_type", "payload", "turn_id"]);
+        expect(seen.map((e: any) => e.payload)).toEqual([
+          { text: "Hello?", input: "speech", is_owner_call: false, other_party_number: "+14155550142", agent_number: number.phone_number },
+          { text: "Who?", input: "speech", is_owner_call: false, other_party_number: "+14155550142", agent_number: number.phone_number },
+          { text: "Are you open?", input: "speech", is_owner_call: false, other_party_number: "+14155550199", agent_number: number.phone_number },
+        ]);
+      }
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it("answers a wait about a call that has ended at once: what is pending, then a hint that nothing more will come", async () => {
+    const mcp = await httpMcp(service.baseUrl, (await createAccount(service.core)).apiKey);
+    try {
+      const agent = await mcp.ok("create_agent", { name: "Ended" });
+      await mcp.ok("buy_number", { agent_id: agent.agent_id });
+      const call = await mcp.ok("place_call", { agent_id: agent.agent_id, to_number: "+14155550142" });
+
+      // Live, with nothing pending: it waits its timeout, with no hint.
+      let started = Date.now();
+      const live = await mcp.ok("wait_for_event", { call_id: call.call_id, timeout_seconds: 1 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(live).toMatchObject({ events: [], timed_out: true });
+      expect(live.hint).toBeUndefined();
+
+      await mcp.ok("hang_up_call", { call_id: call.call_id });
+      started = Date.now();
+      const last = await mcp.ok("wait_for_event", { call_id: call.call_id, timeout_seconds: 30, limit: 100 });
+      expect(last.events.map((e: any) => e.event_type)).toContain("call.completed");
+      expect(last.hint).toBeUndefined();
+      // With its cursor (the filters it remembers), and with types that will never come: at once, saying why.
+      for (const args of [{ cursor: last.cursor }, { call_id: call.call_id, event_types: ["call.utterance"] }]) {
+        const after = await mcp.ok("wait_for_event", { ...args, timeout_seconds: 30 });
+        expect(after).toMatchObject({ events: [], timed_out: true });
+        expect(after.hint).toMatch(new RegExp(`^Call ${call.call_id} has ended \\(completed\\).*nothing more will arrive`));
+      }
+      expect(Date.now() - started).toBeLessThan(10_000);
     } finally {
       await mcp.close();
     }

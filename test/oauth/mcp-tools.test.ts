@@ -34,9 +34,9 @@ async function toolsList(token: string): Promise<string> {
 
 // SHA-256 of tools/list's answer to an API key (sandbox carrier) as it was before OAuth came to
 // /mcp (main at 6f0ed0a): OAuth changed nothing an API key sees. A deliberate change to a tool
-// changes it: then put the new hash here. Last changed on purpose by the live call view (mcp/app/):
-// `_meta.ui` on place_call, get_call and transfer_call, and the app-only watch_call.
-const TOOLS_LIST_BEFORE_OAUTH = "87d8258191f5af6d4944ba0cd324d30391ea6c75691a8992874ad60b86165d11";
+// changes it: then put the new hash here. Last changed on purpose by decision 0088's smaller
+// listing and tool words, with the live call view's `_meta.ui` and app-only watch_call (mcp/app/).
+const TOOLS_LIST_BEFORE_OAUTH = "12155146c2a53d4a5104f721539368aea2819fb778d1ad4774f6aec9556c70b9";
 
 describe("the MCP tools under OAuth", () => {
   it("answers an API key's tools/list byte for byte as before, and an OAuth client's the same", async () => {

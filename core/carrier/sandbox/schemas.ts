@@ -18,7 +18,7 @@ export const SandboxInboundSmsBody = z
   .strictObject({
     to_number: PhoneNumber.meta({ description: "One of your numbers" }),
     from_number: PhoneNumber,
-    text: z.string().min(1).max(MAX_SMS_TEXT),
+    text: z.string().min(1).max(MAX_SMS_TEXT).meta({ description: "What the text says" }),
   })
   .meta({ id: "SandboxInboundSms" });
 

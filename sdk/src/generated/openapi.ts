@@ -2642,7 +2642,10 @@ export interface components {
         };
         Feedback: {
             agent_id: string | null;
-            /** @enum {string} */
+            /**
+             * @description What kind of report
+             * @enum {string}
+             */
             category: "bug" | "difficulty" | "feature_request" | "feedback";
             contact_email: string | null;
             /**
@@ -2654,7 +2657,10 @@ export interface components {
             /** @example fb_01jdz3k7q8m9x2v4b6n8p0r2t4 */
             feedback_id: string;
             message: string;
-            /** @enum {string} */
+            /**
+             * @description How much it matters to you
+             * @enum {string}
+             */
             severity: "low" | "normal" | "high" | "critical";
             /**
              * @description `open` when submitted; `acknowledged` once a person has read it; `resolved` when dealt with.
@@ -3481,7 +3487,10 @@ export interface components {
                 "application/json": {
                     /** @description The agent that will answer the number */
                     agent_id: string;
-                    /** @example 415 */
+                    /**
+                     * @description US area code for a local number, 2 to 4 digits as a string
+                     * @example 415
+                     */
                     area_code?: string;
                     /**
                      * @description ISO 3166-1 alpha-2 (default US)
@@ -3489,6 +3498,7 @@ export interface components {
                      */
                     country?: string;
                     /**
+                     * @description local (default): a number of a town's area code; toll_free: free to call; mobile
                      * @default local
                      * @enum {string}
                      */
@@ -3529,8 +3539,9 @@ export interface components {
         CreateAgentRequest: {
             content: {
                 "application/json": {
+                    /** @description What the agent is for */
                     description?: string;
-                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    /** @description Spoken as soon as the call is answered, before the other party says anything */
                     greeting?: string;
                     /**
                      * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
@@ -3541,10 +3552,13 @@ export interface components {
                     metadata?: {
                         [key: string]: unknown;
                     };
-                    /** @example Front desk */
+                    /**
+                     * @description The agent's name
+                     * @example Front desk
+                     */
                     name: string;
                     /**
-                     * @description E.164 phone number
+                     * @description The phone of the person the agent works for (E.164): what they say on a call arrives as call.owner_task, instructions to carry out
                      * @example +14155550123
                      */
                     owner_number?: string;
@@ -3588,13 +3602,14 @@ export interface components {
         PlaceCallRequest: {
             content: {
                 "application/json": {
+                    /** @description The agent that calls (agt_...); it needs a number (buy_number) */
                     agent_id: string;
                     /**
-                     * @description One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is a 422.
+                     * @description One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is refused.
                      * @example +14155550123
                      */
                     from_number?: string;
-                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    /** @description Spoken as soon as the call is answered, before the other party says anything */
                     greeting?: string;
                     /**
                      * @description detect: call.answered_by says who answered (human, machine, fax, unknown) before the first turn. leave_message: also, when a machine answers, voicemail_message is spoken after the beep and the call ends
@@ -3649,6 +3664,7 @@ export interface components {
                      * @example +14155550123
                      */
                     from_number: string;
+                    /** @description What the text says */
                     text: string;
                     /**
                      * @description One of your numbers
@@ -3693,6 +3709,7 @@ export interface components {
         SendTextRequest: {
             content: {
                 "application/json": {
+                    /** @description The agent whose number sends it */
                     agent_id: string;
                     /**
                      * @description One of the agent's numbers; default: its oldest active one
@@ -3725,11 +3742,12 @@ export interface components {
             content: {
                 "application/json": {
                     /**
-                     * @description protocol service-relay/2 only (with service-relay/1 it must be empty); no capability twice
+                     * @description What the receiver can do, service-relay/2 only: supports_amend (more words from the caller amend the open task), supports_cancel (told when the caller interrupts), briefing (who is calling, with recent calls and texts, at the start), streams_progress (interim lines)
                      * @default []
                      */
                     capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
                     /**
+                     * @description How events are posted. service-relay/1 (default): each event as it is. service-relay/2: a live call as a task with steps, for agent runtimes that can change or cancel an answer
                      * @default service-relay/1
                      * @enum {string}
                      */
@@ -3762,13 +3780,15 @@ export interface components {
         SetWebhookRequest: {
             content: {
                 "application/json": {
+                    /** @description The agent whose events the webhook receives */
                     agent_id: string;
                     /**
-                     * @description protocol service-relay/2 only (with service-relay/1 it must be empty); no capability twice
+                     * @description What the receiver can do, service-relay/2 only: supports_amend (more words from the caller amend the open task), supports_cancel (told when the caller interrupts), briefing (who is calling, with recent calls and texts, at the start), streams_progress (interim lines)
                      * @default []
                      */
                     capabilities?: ("supports_amend" | "supports_cancel" | "briefing" | "streams_progress")[];
                     /**
+                     * @description How events are posted. service-relay/1 (default): each event as it is. service-relay/2: a live call as a task with steps, for agent runtimes that can change or cancel an answer
                      * @default service-relay/1
                      * @enum {string}
                      */
@@ -3803,7 +3823,10 @@ export interface components {
                 "application/json": {
                     /** @description An agent of your account the report is about (agt_...) */
                     agent_id?: string;
-                    /** @enum {string} */
+                    /**
+                     * @description What kind of report
+                     * @enum {string}
+                     */
                     category: "bug" | "difficulty" | "feature_request" | "feedback";
                     /**
                      * Format: email
@@ -3817,6 +3840,7 @@ export interface components {
                      */
                     message: string;
                     /**
+                     * @description How much it matters to you
                      * @default normal
                      * @enum {string}
                      */
@@ -3848,8 +3872,9 @@ export interface components {
         UpdateAgentRequest: {
             content: {
                 "application/json": {
+                    /** @description What the agent is for */
                     description?: string | null;
-                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    /** @description Spoken as soon as the call is answered, before the other party says anything */
                     greeting?: string | null;
                     /**
                      * @description Your own key-value data (at most 50 keys, 8 KiB as JSON)
@@ -3860,10 +3885,13 @@ export interface components {
                     metadata?: {
                         [key: string]: unknown;
                     };
-                    /** @example Front desk */
+                    /**
+                     * @description The agent's name
+                     * @example Front desk
+                     */
                     name?: string;
                     /**
-                     * @description E.164 phone number
+                     * @description The phone of the person the agent works for (E.164): what they say on a call arrives as call.owner_task, instructions to carry out
                      * @example +14155550123
                      */
                     owner_number?: string | null;
@@ -3903,7 +3931,10 @@ export interface components {
                 "application/json": {
                     /** @description Name of the agent, when this purchase creates it */
                     agent_name?: string;
-                    /** @example 415 */
+                    /**
+                     * @description US area code for a local number, 2 to 4 digits as a string
+                     * @example 415
+                     */
                     area_code?: string;
                     /**
                      * @description ISO 3166-1 alpha-2 (default US)
@@ -3911,6 +3942,7 @@ export interface components {
                      */
                     country?: string;
                     /**
+                     * @description local (default): a number of a town's area code; toll_free: free to call; mobile
                      * @default local
                      * @enum {string}
                      */
@@ -3922,11 +3954,11 @@ export interface components {
             content: {
                 "application/json": {
                     /**
-                     * @description One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is a 422.
+                     * @description One of the agent's own active numbers to call from; by default its oldest. Another agent's or an unknown number is refused.
                      * @example +14155550123
                      */
                     from_number?: string;
-                    /** @description Spoken as soon as the call is answered, before the other party says anything (at most 500 characters) */
+                    /** @description Spoken as soon as the call is answered, before the other party says anything */
                     greeting?: string;
                     /**
                      * @description detect: call.answered_by says who answered (human, machine, fax, unknown) before the first turn. leave_message: also, when a machine answers, voicemail_message is spoken after the beep and the call ends
@@ -4991,9 +5023,9 @@ export interface operations {
     listAgents: {
         parameters: {
             query?: {
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -5430,9 +5462,9 @@ export interface operations {
     listAgentTokens: {
         parameters: {
             query?: {
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -6042,9 +6074,9 @@ export interface operations {
     listConnections: {
         parameters: {
             query?: {
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -6185,9 +6217,9 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -6741,9 +6773,9 @@ export interface operations {
             query?: {
                 /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
                 from?: string | unknown | unknown;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
                 /** @description The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
@@ -6815,9 +6847,9 @@ export interface operations {
             query?: {
                 /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
                 from?: string | unknown | unknown;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
                 /** @description The current calendar period in UTC, from its start up to now (day, week from Monday, month, year). Default month; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
@@ -7216,11 +7248,13 @@ export interface operations {
     listCalls: {
         parameters: {
             query?: {
+                /** @description Only this agent's calls */
                 agent_id?: string;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
+                /** @description Only calls with this status */
                 status?: "queued" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
             };
             header?: never;
@@ -8444,7 +8478,7 @@ export interface operations {
                 agent_id?: string;
                 /** @description Only events of this type; others stay pending */
                 event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready" | "call.transfer.started" | "call.transfer.answered" | "call.transfer.failed";
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
             };
             header?: never;
@@ -8523,7 +8557,7 @@ export interface operations {
             query?: {
                 /** @description Only this agent's events */
                 agent_id?: string;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
             };
             header?: never;
@@ -8723,10 +8757,11 @@ export interface operations {
     listFeedback: {
         parameters: {
             query?: {
+                /** @description What kind of report */
                 category?: "bug" | "difficulty" | "feature_request" | "feedback";
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
                 /** @description `open` when submitted; `acknowledged` once a person has read it; `resolved` when dealt with. */
                 status?: "open" | "acknowledged" | "resolved";
@@ -8918,11 +8953,13 @@ export interface operations {
     listMessages: {
         parameters: {
             query?: {
+                /** @description Only this agent's texts */
                 agent_id?: string;
+                /** @description Only this thread's texts (list_conversations) */
                 conversation_id?: string;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -9145,10 +9182,11 @@ export interface operations {
     listConversations: {
         parameters: {
             query?: {
+                /** @description Only this agent's threads */
                 agent_id?: string;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -9226,9 +9264,9 @@ export interface operations {
             query?: {
                 /** @description Only this agent's numbers */
                 agent_id?: string;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
                 /** @description Default: active numbers only */
                 status?: "active" | "released";
@@ -10512,9 +10550,9 @@ export interface operations {
                 category?: "signup_credit" | "operator_credit" | "topup" | "number" | "call" | "sms" | "recording";
                 /** @description Start of an explicit range, inclusive: an ISO 8601 date (midnight UTC) or date-time with Z or an offset, 1970 to 9999. Only together with `to`, and not with `period`. */
                 from?: string | unknown | unknown;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
                 /** @description Only rows of the current calendar period in UTC (day, week from Monday, month, year). Default: every row; not with from/to. */
                 period?: "day" | "week" | "month" | "year";
@@ -10584,9 +10622,9 @@ export interface operations {
     listVoices: {
         parameters: {
             query?: {
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -10653,9 +10691,9 @@ export interface operations {
         parameters: {
             query?: {
                 agent_id?: string;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -10844,6 +10882,7 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query: {
+                /** @description The agent whose webhook it is (agt_...) */
                 agent_id: string;
             };
             header?: never;
@@ -10920,9 +10959,9 @@ export interface operations {
         parameters: {
             query: {
                 agent_id: string;
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
@@ -10998,6 +11037,7 @@ export interface operations {
     testWebhook: {
         parameters: {
             query: {
+                /** @description The agent whose webhook it is (agt_...) */
                 agent_id: string;
             };
             header?: {
@@ -12340,7 +12380,7 @@ export interface operations {
             query?: {
                 /** @description Only events of this type; others stay pending */
                 event_type?: "call.received" | "call.utterance" | "call.completed" | "call.owner_task" | "call.failed" | "call.busy" | "call.no-answer" | "call.canceled" | "sms.received" | "sms.status" | "webhook.test" | "number.renewal_failed" | "number.released" | "call.answered_by" | "call.recording.ready" | "call.transfer.started" | "call.transfer.answered" | "call.transfer.failed";
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
             };
             header?: never;
@@ -12632,9 +12672,9 @@ export interface operations {
     walletListNumbers: {
         parameters: {
             query?: {
-                /** @description Items per page, 1–100 (default 20) */
+                /** @description Items per page */
                 limit?: number;
-                /** @description Items to skip (default 0) */
+                /** @description Items to skip */
                 offset?: number;
             };
             header?: never;
