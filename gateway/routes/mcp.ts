@@ -3,10 +3,10 @@ import { z } from "zod";
 import { authenticateAgentToken } from "../../core/auth/agent-tokens.js";
 import type { Core } from "../../core/context.js";
 import { AppError } from "../../core/errors.js";
-import { serveMcpRequest } from "../../mcp/http.js";
-import { servePaidMcpRequest } from "../../mcp/paid/http.js";
-import type { PaidCaller } from "../../mcp/paid/server.js";
+import { serveStateless } from "../../mcp/http.js";
+import { createPaidMcpServer, type PaidCaller } from "../../mcp/paid/server.js";
 import { missingScope, steppedUpScope } from "../../mcp/scopes.js";
+import { createMcpServer } from "../../mcp/server.js";
 import { bearerToken } from "../http/authenticate.js";
 import { actorOf, type OAuthAuth } from "../http/principal.js";
 import { publicBaseUrl } from "../http/problem.js";
@@ -100,6 +100,17 @@ async function paidCaller(core: Core, req: Request): Promise<PaidCaller | null> 
   return { accountId: principal.accountId, tokenId: principal.tokenId, token };
 }
 
+/** What both MCP endpoints take and answer: JSON-RPC over Streamable HTTP, as the SDK's transport does. */
+const STREAMABLE_HTTP = {
+  body: z.union([JsonRpcMessage, z.array(JsonRpcMessage).min(1)]),
+  protocolBody: true,
+  response: { status: 200, description: "The JSON-RPC response", schema: JsonRpcMessage },
+  otherResponses: [
+    { status: 202, description: "Accepted: the message was a notification" },
+    { status: 400, description: "Malformed JSON (a problem), or a message the MCP transport refuses (a JSON-RPC error)", schema: JsonRpcError },
+  ],
+};
+
 /** The MCP server over Streamable HTTP (stateless): every operation as a tool for LLM agents. */
 export const mcpRoutes = [
   defineRoute({
@@ -117,13 +128,7 @@ export const mcpRoutes = [
       "with a JSON-RPC error (application/json); the other refusals are problems.",
     tags: ["MCP"],
     auth: "mcp",
-    body: z.union([JsonRpcMessage, z.array(JsonRpcMessage).min(1)]),
-    protocolBody: true,
-    response: { status: 200, description: "The JSON-RPC response", schema: JsonRpcMessage },
-    otherResponses: [
-      { status: 202, description: "Accepted: the message was a notification" },
-      { status: 400, description: "Malformed JSON (a problem), or a message the MCP transport refuses (a JSON-RPC error)", schema: JsonRpcError },
-    ],
+    ...STREAMABLE_HTTP,
     errors: [403, 406],
     handler: async ({ core, auth, req, res, body }) => {
       checkOrigin(req);
@@ -131,7 +136,8 @@ export const mcpRoutes = [
       if (auth.kind === "oauth") checkScope(core, auth, body);
       // The credential whose revoke ends what the request holds open (a wait_for_event): an OAuth client's is its connection.
       const credentialId = auth.kind === "oauth" ? auth.connectionId : actorOf(auth).id;
-      await serveMcpRequest(core, { accountId: auth.accountId, credentialId, agentId: auth.kind === "oauth" ? auth.agentId : null }, req, res, body);
+      const principal = { accountId: auth.accountId, credentialId, agentId: auth.kind === "oauth" ? auth.agentId : null };
+      await serveStateless(createMcpServer(core, principal), req, res, body);
     },
   }),
   defineRoute({
@@ -150,18 +156,12 @@ export const mcpRoutes = [
       "sent as a Bearer token here, tools its balance covers run without paying, and /mcp serves the same account.",
     tags: ["MCP"],
     auth: "none",
-    body: z.union([JsonRpcMessage, z.array(JsonRpcMessage).min(1)]),
-    protocolBody: true,
-    response: { status: 200, description: "The JSON-RPC response", schema: JsonRpcMessage },
-    otherResponses: [
-      { status: 202, description: "Accepted: the message was a notification" },
-      { status: 400, description: "Malformed JSON (a problem), or a message the MCP transport refuses (a JSON-RPC error)", schema: JsonRpcError },
-    ],
+    ...STREAMABLE_HTTP,
     errors: [401, 403, 406],
     handler: async ({ core, req, res, body }) => {
       checkOrigin(req);
       checkHeaders(req);
-      await servePaidMcpRequest(core, await paidCaller(core, req), req, res, body);
+      await serveStateless(createPaidMcpServer(core, await paidCaller(core, req)), req, res, body);
     },
   }),
 ];
