@@ -21,7 +21,16 @@ const folders = {
     "test/billing/call-billing-edges.test.ts",
     "test/payments/wallet-hangup.test.ts",
   ],
-  "core/auth": ["test/auth/**/*.test.ts", "test/security.test.ts", "test/tenancy.test.ts", "test/mcp/auth.test.ts"],
+  // Agent tokens and revocation are also pinned where they are attacked (test/hostile/) and where a wallet gets its first token.
+  "core/auth": [
+    "test/auth/**/*.test.ts",
+    "test/security.test.ts",
+    "test/tenancy.test.ts",
+    "test/mcp/auth.test.ts",
+    "test/hostile/agent-tokens.test.ts",
+    "test/hostile/revocation.test.ts",
+    "test/payments/no-signup.test.ts",
+  ],
 };
 // MUTATE_FOLDER runs one folder against its own tests, its reports named after it (core/calls →
 // reports/mutation/calls.json): code every test passes through (the ledger, API-key

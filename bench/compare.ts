@@ -55,6 +55,7 @@ const FIGURES: Array<{ name: string; read: (r: Report["results"][string]) => num
   { name: "one call, service's own push leg (ms)", read: (r) => r.runs.one_call.service_leg_mean_ms.push_to_speech },
   { name: "paced calls p99, utterance (ms)", read: (r) => r.figures.calls_at_speech_pace_p99_ms.utterance_to_relay },
   { name: "paced calls p99, push (ms)", read: (r) => r.figures.calls_at_speech_pace_p99_ms.push_to_speech },
+  { name: "paced calls, CPU per turn, service + database (ms)", read: (r) => r.runs.paced.cpu_ms_per_turn.total },
   { name: "back to back, CPU per turn, service + database (ms)", read: (r) => r.runs.back_to_back.cpu_ms_per_turn.total },
   { name: "back to back, CPU per turn, service (ms)", read: (r) => r.runs.back_to_back.cpu_ms_per_turn.service },
   { name: "back to back (turns/s)", read: (r) => r.figures.back_to_back_turns_per_second.value, higher: true },

@@ -28,8 +28,14 @@ afterEach(() => {
   issuer.clientSecret = undefined;
 });
 
-const newClient = (settings: Partial<AgentIdSettings> = {}) =>
-  new AgentIdClient({ issuer: issuer.issuer, clientId: "agentline-direct", clientSecret: undefined, sessionTtlS: 600, ...settings }, createLogger("silent"));
+const newClient = (settings: Partial<AgentIdSettings> = {}, logger = createLogger("silent")) =>
+  new AgentIdClient({ issuer: issuer.issuer, clientId: "agentline-direct", clientSecret: undefined, sessionTtlS: 600, ...settings }, logger);
+
+/** A silent logger whose warnings and errors the test reads. */
+function watchedLogger() {
+  const logger = createLogger("silent");
+  return { logger, warn: vi.spyOn(logger, "warn"), error: vi.spyOn(logger, "error") };
+}
 
 const checksOf = (request: AuthorizationRequest) => ({ state: request.state, nonce: request.nonce, codeVerifier: request.codeVerifier });
 
@@ -69,6 +75,10 @@ describe("AgentID callback outcomes, as Redemptions", () => {
     const client = newClient();
     expect(await errorCallback(client, { error: "server_error" })).toEqual({ kind: "failed", reason: "The identity provider answered server_error." });
     expect(await errorCallback(client, { error: "access_denied" })).toEqual({ kind: "denied", reason: "The sign-in was refused at the identity provider." });
+    expect(await errorCallback(client, { error: "access_denied", error_description: `The user said no${"!".repeat(300)}` })).toEqual({
+      kind: "denied",
+      reason: `The sign-in was refused at the identity provider: The user said no${"!".repeat(184)}.`,
+    });
     const [code, description] = ["e".repeat(100), "d".repeat(300)];
     expect(await errorCallback(client, { error: code, error_description: description })).toEqual({
       kind: "failed",
@@ -92,9 +102,12 @@ describe("AgentID callback outcomes, as Redemptions", () => {
     expect(await signIn(client)).toEqual({ kind: "unavailable", reason: "The identity provider failed (HTTP 502)." });
   });
 
-  it("counts a dropped connection to the token endpoint as the provider unreachable", async () => {
+  it("counts a dropped connection to the token endpoint as the provider unreachable, and logs it as a warning", async () => {
     issuer.tokenFault = "drop";
-    expect(await signIn(newClient())).toEqual({ kind: "unavailable", reason: "The identity provider could not be reached." });
+    const { logger, warn, error } = watchedLogger();
+    expect(await signIn(newClient({}, logger))).toEqual({ kind: "unavailable", reason: "The identity provider could not be reached." });
+    expect(warn).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(Error) }), "AgentID provider unreachable during a callback");
+    expect(error).not.toHaveBeenCalled();
   });
 
   it("refuses a token response without an ID token", async () => {
@@ -105,19 +118,24 @@ describe("AgentID callback outcomes, as Redemptions", () => {
 
   it("answers an answer it cannot place (a 401 challenge) as failed, without claiming a check", async () => {
     issuer.tokenAnswer = { status: 401, body: "", contentType: "text/plain", headers: { "www-authenticate": 'Bearer error="invalid_client"' } };
-    expect(await signIn(newClient())).toEqual({ kind: "failed", reason: "The identity provider's answer could not be processed." });
+    const { logger, warn, error } = watchedLogger();
+    expect(await signIn(newClient({}, logger))).toEqual({ kind: "failed", reason: "The identity provider's answer could not be processed." });
+    expect(error).toHaveBeenCalledWith(expect.objectContaining({ err: expect.anything() }), "AgentID callback failed unexpectedly");
+    expect(warn).not.toHaveBeenCalled();
   });
 });
 
 describe("AgentID discovery", () => {
-  it("answers a callback unavailable, with the 503's own words, when discovery fails at the callback", async () => {
-    const client = newClient();
+  it("answers a callback unavailable, with the 503's own words, when discovery fails at the callback, and logs the issuer", async () => {
+    const { logger, error } = watchedLogger();
+    const client = newClient({}, logger);
     issuer.discoveryDown = true;
     const callback = new URL(`${REDIRECT_URI}?state=s&code=c&iss=${encodeURIComponent(issuer.issuer)}`);
     expect(await client.redeem(callback, { state: "s", nonce: "n", codeVerifier: "v".repeat(43) })).toEqual({
       kind: "unavailable",
       reason: "The AgentID identity provider cannot be reached right now. Try again shortly, or sign in with an e-mail code.",
     });
+    expect(error).toHaveBeenCalledWith(expect.objectContaining({ issuer: issuer.issuer }), "AgentID discovery failed");
   });
 
   it("keeps the discovery document for exactly an hour", async () => {
