@@ -105,9 +105,9 @@ async function measureTurns({ service, apiKey, databaseCpuSeconds }: Setup, call
     // CPU time per turn, the service's process and the database's: unlike the latencies, it
     // hardly moves when other work shares the machine (that work delays a turn, it does not
     // make it cost more), so it is the figure to compare on a busy machine. Back to back on
-    // PGlite (one core, saturated) it swings between runs of one build (4.3 and 6.4 ms seen)
-    // more than builds differ; the paced run, never saturated, is the steadier one to compare
-    // builds by.
+    // PGlite (one core, saturated) it swings between runs of one build (4.3 and 6.4 ms seen);
+    // the paced run is never saturated, but its figure also holds the service's idle work
+    // (timers, socket pings) spread over its turns.
     cpu_ms_per_turn: {
       service: round(((after.cpuSeconds - before.cpuSeconds) * 1000) / (calls * turns)),
       database: round((databaseCpu * 1000) / (calls * turns)),
