@@ -103,6 +103,23 @@ describe("watching a credential", () => {
     expect(later).toHaveBeenCalledTimes(1);
   });
 
+  it("a watcher that stops after the revoke it heard leaves the credential's later watchers in place", () => {
+    const { core, hear } = coreWithBus();
+    const start = Date.now();
+    const now = vi.spyOn(Date, "now").mockReturnValue(start);
+    const first = vi.fn();
+    const stopFirst = watchCredential(core, "key_a", first);
+    hear("key_a");
+    // Past the memory of that revoke, a new watcher waits for the next one.
+    now.mockReturnValue(start + 5 * 60_000);
+    const later = vi.fn();
+    watchCredential(core, "key_a", later);
+    stopFirst();
+    hear("key_a");
+    expect(first).toHaveBeenCalledTimes(1);
+    expect(later).toHaveBeenCalledTimes(1);
+  });
+
   it("a credential revoked lately calls back at once (in a microtask), once, unless unwatched first", async () => {
     const { core, hear } = coreWithBus();
     hear("key_a");
@@ -220,6 +237,26 @@ describe("after the bus reconnects", () => {
     expect(watchers.live).not.toHaveBeenCalled();
     expect(revokedLately(core, revokedKey.key_id)).toBe(true);
     expect(revokedLately(core, liveKey.key_id)).toBe(false);
+  });
+
+  it("logs a recheck the database fails, and keeps the watchers for the next revoke", async () => {
+    const { core, reconnect, hear } = coreWithBus();
+    const onRevoked = vi.fn();
+    watchCredential(core, "key_a", onRevoked);
+    vi.spyOn(core.db, "select").mockImplementation(() => {
+      throw new Error("the database is gone");
+    });
+    const logged = vi.spyOn(core.logger, "error").mockImplementation(() => {});
+    reconnect();
+    await vi.waitFor(() =>
+      expect(logged).toHaveBeenCalledWith(
+        expect.objectContaining({ err: expect.objectContaining({ message: "the database is gone" }) }),
+        "rechecking watched credentials failed",
+      ),
+    );
+    expect(onRevoked).not.toHaveBeenCalled();
+    hear("key_a");
+    expect(onRevoked).toHaveBeenCalledTimes(1);
   });
 
   it("asks nothing when nothing is watched", async () => {
