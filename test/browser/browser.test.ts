@@ -69,7 +69,14 @@ async function startWebApp(apiKey: string): Promise<{ url: string; close(): Prom
     res.writeHead(200, { "content-type": "text/javascript" }).end(readFileSync(file));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  // Closing ends Chromium's sockets too: a socket it opened ahead of a request is not idle to
+  // Node, and would hold `close` until the headers timeout (60 s and more) ended it.
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close };
 }
 
 describe("in a browser (headless Chromium)", () => {

@@ -1,3 +1,4 @@
+import { Agent, request } from "node:http";
 import { expect } from "vitest";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
@@ -17,20 +18,35 @@ export interface Bystander {
   sample(n: number): Promise<number[]>;
 }
 
+export interface BystanderOptions {
+  /**
+   * Every GET over one kept-alive connection, as a client with its connection open sends it. A
+   * flood of connections fills the kernel's accept queue, and a new connection waits its turn there
+   * before the service sees it; fetch's pool may open one whenever the test's own loop stalls.
+   */
+  oneConnection?: boolean;
+}
+
 /**
  * `service`: a service started in this test, or any service reached at `baseUrl` whose database
  * `core.db` is. The account is made here, or given (a service in its own process: made in its
  * database before it started).
  */
-export async function bystander(service: Pick<TestService, "baseUrl"> & { core?: Pick<TestService["core"], "db"> }, given?: TestAccount): Promise<Bystander> {
+export async function bystander(
+  service: Pick<TestService, "baseUrl"> & { core?: Pick<TestService["core"], "db"> },
+  given?: TestAccount,
+  options: BystanderOptions = {},
+): Promise<Bystander> {
   const account = given ?? (await createAccount(service.core!));
   const api = new Api(service.baseUrl, account.apiKey);
   const created = await api.post("/v1/agents", { name: "bystander" });
   expect(created.status).toBe(201);
   const agentId = created.body.agent_id as string;
+  const path = `/v1/agents/${agentId}`;
+  const get = options.oneConnection ? getOverOneConnection(service.baseUrl, account.apiKey) : (p: string) => api.get(p, { unchecked: true });
   const check = async () => {
     const started = performance.now();
-    const res = await api.get(`/v1/agents/${agentId}`, { unchecked: true });
+    const res = await get(path);
     const elapsed = performance.now() - started;
     expect(res.status, `the bystander's GET answered ${res.status}: ${res.text.slice(0, 200)}`).toBe(200);
     expect(res.body.agent_id).toBe(agentId);
@@ -46,4 +62,29 @@ export async function bystander(service: Pick<TestService, "baseUrl"> & { core?:
       return latencies;
     },
   };
+}
+
+/** GETs with the key, over one connection that stays open between them. */
+function getOverOneConnection(baseUrl: string, apiKey: string) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return (path: string) =>
+    new Promise<{ status: number; body: any; text: string }>((resolve, reject) => {
+      const req = request(new URL(path, baseUrl), { agent, headers: { authorization: `Bearer ${apiKey}` } }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => {
+          let body: any;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON: the status check names what came back
+          }
+          resolve({ status: res.statusCode ?? 0, body, text });
+        });
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      req.end();
+    });
 }
