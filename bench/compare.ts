@@ -60,6 +60,7 @@ const FIGURES: Array<{ name: string; read: (r: Report["results"][string]) => num
   { name: "back to back, CPU per turn, service (ms)", read: (r) => r.runs.back_to_back.cpu_ms_per_turn.service },
   { name: "back to back (turns/s)", read: (r) => r.figures.back_to_back_turns_per_second.value, higher: true },
   { name: "GET /v1/calls/{id} as a share of a bare hello", read: (r) => r.figures.get_call_vs_bare_hello.share, higher: true },
+  { name: "GET /v1/calls/{id}, CPU per request, service + database (µs)", read: (r) => r.figures.get_call_vs_bare_hello.cpu_us_per_get.total },
 ];
 
 function measure(label: "base" | "new", roundNo: number): Report {

@@ -64,33 +64,36 @@ function processCpuSeconds(pid: number): number {
   }
 }
 
+let setUps = 0;
+
 /**
  * A database with an account in it, and the service on it in its own process (LOG_LEVEL=warn:
- * the port is chosen here, readiness is /health). `env(port)` adds settings that need the port.
+ * the port is chosen here, readiness is /health). `env(port)` adds settings that need the port;
+ * `root` is the checkout whose service runs (BENCH_SERVICE_ROOT, by default this one).
  */
-export async function setUp(database: string, env: (port: number) => Record<string, string> = () => ({})): Promise<Setup> {
+export async function setUp(database: string, env: (port: number) => Record<string, string> = () => ({}), root = SERVICE_ROOT): Promise<Setup> {
   const port = await freePort();
   const settings = { LOG_LEVEL: "warn", TURN_TIMEOUT_MS: "60000", RELAY_WINDOW: "1000", PORT: String(port), ...env(port) };
   const serve = ["node", ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), "dist/bin/agentline.js", "serve"];
   if (database === "pglite") {
     const dataDir = mkdtempSync(join(tmpdir(), "agentline-bench-"));
-    await migrateWithService({ ...settings, DATA_DIR: dataDir }, serve);
-    const handle = await openDatabase({ dataDir, logger: createLogger("silent"), migrate: SERVICE_ROOT === projectRoot });
+    await migrateWithService({ ...settings, DATA_DIR: dataDir }, serve, root);
+    const handle = await openDatabase({ dataDir, logger: createLogger("silent"), migrate: root === projectRoot });
     const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
     await handle.close();
-    const service = await spawnService({ ...settings, DATA_DIR: dataDir }, serve, SERVICE_ROOT);
+    const service = await spawnService({ ...settings, DATA_DIR: dataDir }, serve, root);
     return { service, apiKey, databaseCpuSeconds: async () => 0, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
-  const dbName = `agentline_bench_${process.pid}`;
+  const dbName = `agentline_bench_${process.pid}_${++setUps}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${dbName}`);
   const url = new URL(adminUrl);
   url.pathname = "/" + dbName;
-  await migrateWithService({ ...settings, DATABASE_URL: url.toString() }, serve);
-  const handle = await openDatabase({ url: url.toString(), dataDir: "unused", logger: createLogger("silent"), migrate: SERVICE_ROOT === projectRoot });
+  await migrateWithService({ ...settings, DATABASE_URL: url.toString() }, serve, root);
+  const handle = await openDatabase({ url: url.toString(), dataDir: "unused", logger: createLogger("silent"), migrate: root === projectRoot });
   const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
   await handle.close();
-  const service = await spawnService({ ...settings, DATABASE_URL: url.toString() }, serve, SERVICE_ROOT);
+  const service = await spawnService({ ...settings, DATABASE_URL: url.toString() }, serve, root);
   return {
     service,
     apiKey,
@@ -111,9 +114,9 @@ export async function setUp(database: string, env: (port: number) => Record<stri
  * this checkout's migrations may be newer than that build knows. This checkout's own service
  * needs no such start (openDatabase migrates).
  */
-async function migrateWithService(env: Record<string, string>, serve: string[]): Promise<void> {
-  if (SERVICE_ROOT === projectRoot) return;
-  const service = await spawnService({ ...env, PORT: String(await freePort()) }, serve, SERVICE_ROOT);
+async function migrateWithService(env: Record<string, string>, serve: string[], root: string): Promise<void> {
+  if (root === projectRoot) return;
+  const service = await spawnService({ ...env, PORT: String(await freePort()) }, serve, root);
   await service.stop();
 }
 
@@ -161,10 +164,20 @@ export const HTTP_WARM_UP_SECONDS = Number(process.env.BENCH_HTTP_WARM_UP_SECOND
  * rate. Any non-2xx answer fails the run.
  */
 export async function requestsPerSecond(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return (await measuredRequests(url, headers)).perSecond;
+}
+
+/**
+ * autocannon at `url` for BENCH_HTTP_SECONDS after its warm-up; `around` runs just before and
+ * after the measured part (to read CPU counters over it alone).
+ */
+export async function measuredRequests(url: string, headers: Record<string, string> = {}, around?: () => Promise<void>) {
   if (HTTP_WARM_UP_SECONDS > 0) await autocannon({ url, connections: 32, duration: HTTP_WARM_UP_SECONDS, headers });
+  await around?.();
   const result = await autocannon({ url, connections: 32, duration: HTTP_SECONDS, headers });
+  await around?.();
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return Math.round(result.requests.average);
+  return { perSecond: Math.round(result.requests.average), total: result.requests.total };
 }
 
 /** What every results file opens with: the benchmark, when, on what, with which settings. */

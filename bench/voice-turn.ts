@@ -23,6 +23,7 @@ import { FrameLine } from "./frame-line.js";
 import {
   DATABASES,
   GOALS,
+  measuredRequests,
   openConnections,
   postJson,
   progressLog,
@@ -162,9 +163,22 @@ async function runOn(database: string, helloUrl: string) {
     const log = progressLog(database);
     const runs = await turnRuns(log, (calls, turns, paceMs) => measureTurns(setup, calls, turns, paceMs));
     // The two HTTP figures side by side: the service's GET, then the bare hello, same settings.
-    const getCall = await requestsPerSecond(`${setup.service.baseUrl}/v1/calls/${runs.one_call.call_id}`, { authorization: `Bearer ${setup.apiKey}` });
+    // CPU per GET (service and database, over the measured part only): like CPU per turn, it holds
+    // still when other work shares the machine, where requests per second do not.
+    const counters: Array<{ service: number; database: number }> = [];
+    const readCounters = async () =>
+      void counters.push({ service: (await legTotals(setup.service.baseUrl)).cpuSeconds, database: await setup.databaseCpuSeconds() });
+    const get = await measuredRequests(`${setup.service.baseUrl}/v1/calls/${runs.one_call.call_id}`, { authorization: `Bearer ${setup.apiKey}` }, readCounters);
+    const [before, after] = counters as [{ service: number; database: number }, { service: number; database: number }];
+    const perRequestUs = (seconds: number) => round((seconds * 1e6) / get.total);
+    const getCpu = {
+      service: perRequestUs(after.service - before.service),
+      database: perRequestUs(after.database - before.database),
+      total: perRequestUs(after.service - before.service + after.database - before.database),
+    };
+    const getCall = get.perSecond;
     const hello = await requestsPerSecond(helloUrl);
-    log("GET /v1/calls/{id} vs bare hello", { getCall, hello });
+    log("GET /v1/calls/{id} vs bare hello", { getCall, hello, cpu_us_per_get: getCpu });
     const throughput = await relayThroughput(setup);
     log("relay throughput", throughput);
     return {
@@ -174,6 +188,7 @@ async function runOn(database: string, helloUrl: string) {
           get_call_requests_per_second: getCall,
           bare_hello_requests_per_second: hello,
           share: round(getCall / hello),
+          cpu_us_per_get: getCpu,
           goal: GOALS.get_call_share_of_hello,
         },
       },
