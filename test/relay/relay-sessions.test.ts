@@ -1,8 +1,10 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bus } from "../../core/bus.js";
 import { relaySessions } from "../../core/db/schema/relay-sessions.js";
+import { RELAY_SESSION_CHANNEL } from "../../core/events/channels.js";
 import { isId } from "../../core/ids.js";
-import { touchRelaySession } from "../../core/relay/relay.js";
+import { openRelaySession, touchRelaySession } from "../../core/relay/relay.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { RelayClient } from "../../harness/relay-client.js";
@@ -31,6 +33,20 @@ describe("relay sessions", () => {
     expect(isId("sess", row!.sessionId)).toBe(true);
     expect(row).toMatchObject({ runtime: "my-runtime", processId: service.core.processId });
     await relay.close();
+  });
+
+  it("announces a new session with the transaction that writes its row, so no process hears of it before the row is there", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const published: Array<{ channel: string; message: Record<string, unknown>; inTransaction: boolean }> = [];
+    const bus: Bus = {
+      ...service.core.bus,
+      async publish(channel, message, options) {
+        published.push({ channel, message, inTransaction: options?.tx !== undefined });
+      },
+    };
+    const sessionId = await openRelaySession({ ...service.core, bus }, account.accountId, agentId, "test");
+    expect(published).toEqual([{ channel: RELAY_SESSION_CHANNEL, message: { agent_id: agentId, session_id: sessionId }, inTransaction: true }]);
+    expect((await sessionRow(agentId))?.sessionId).toBe(sessionId);
   });
 
   it("moves last_seen_at to the present when the holder touches its session (every ping)", async () => {
