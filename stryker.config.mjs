@@ -21,7 +21,7 @@ const folders = {
     "test/billing/call-billing-edges.test.ts",
     "test/payments/wallet-hangup.test.ts",
   ],
-  // Agent tokens and revocation are also pinned where they are attacked (test/hostile/) and where a wallet gets its first token.
+  // Agent tokens, revocation and code guessing are also pinned where they are attacked (test/hostile/) and where a wallet gets its first token.
   "core/auth": [
     "test/auth/**/*.test.ts",
     "test/security.test.ts",
@@ -29,7 +29,11 @@ const folders = {
     "test/mcp/auth.test.ts",
     "test/hostile/agent-tokens.test.ts",
     "test/hostile/revocation.test.ts",
+    "test/hostile/verify-limit.test.ts",
     "test/payments/no-signup.test.ts",
+    // The OAuth sign-in pages are where an e-mail code signs in and an AgentID sign-in is claimed.
+    "test/oauth/agentid-sign-in.test.ts",
+    "test/oauth/sign-in-pages.test.ts",
   ],
 };
 // MUTATE_FOLDER runs one folder against its own tests, its reports named after it (core/calls →

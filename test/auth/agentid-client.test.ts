@@ -110,6 +110,17 @@ describe("AgentID callback outcomes, as Redemptions", () => {
     expect(error).not.toHaveBeenCalled();
   });
 
+  it("answers a failure of its own fetch that is not the network as failed, not as the provider unreachable", async () => {
+    const realFetch = globalThis.fetch;
+    vi.spyOn(globalThis, "fetch").mockImplementation((input, init) =>
+      String(input instanceof Request ? input.url : input).endsWith("/token") ? Promise.reject(new TypeError("Invalid header value")) : realFetch(input, init),
+    );
+    const { logger, warn, error } = watchedLogger();
+    expect(await signIn(newClient({}, logger))).toEqual({ kind: "failed", reason: "The identity provider's answer could not be processed." });
+    expect(error).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(TypeError) }), "AgentID callback failed unexpectedly");
+    expect(warn).not.toHaveBeenCalled();
+  });
+
   it("refuses a token response without an ID token", async () => {
     issuer.forgery = "no_id_token";
     const result = await signIn(newClient());

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { KeyCache, keyCache } from "../../core/auth/key-cache.js";
-import { CREDENTIAL_REVOKED_CHANNEL } from "../../core/auth/revocation.js";
+import { CREDENTIAL_REVOKED_CHANNEL, revokedLately } from "../../core/auth/revocation.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The cache's limits (private constants of core/auth/key-cache.ts).
@@ -64,6 +64,14 @@ describe("the API key cache", () => {
     await service.core.bus.publish(CREDENTIAL_REVOKED_CHANNEL, { credential_id: "key_revoked" });
     await vi.waitFor(() => expect(cache.get("revoked-hash", Date.now())).toBeUndefined());
     expect(cache.get("kept-hash", Date.now())).toBeDefined();
+  });
+
+  it("does not keep a key whose revoke it heard lately: it was read before the revoke committed", async () => {
+    const cache = new KeyCache(service.core);
+    await service.core.bus.publish(CREDENTIAL_REVOKED_CHANNEL, { credential_id: "key_read_before_revoke" });
+    await vi.waitFor(() => expect(revokedLately(service.core, "key_read_before_revoke")).toBe(true));
+    cache.set("late-hash", entry("key_read_before_revoke", Date.now()));
+    expect(cache.get("late-hash", Date.now())).toBeUndefined();
   });
 
   it("is one cache per core", () => {

@@ -61,6 +61,7 @@ describe("agent tokens minted with an API key", () => {
   it("are minted only by the explicit endpoint: random, shown once, listed with prefix, last four and the key that minted them", async () => {
     const { account, keyed, token, minted } = await keyAndToken();
     expect(token).toMatch(/^at_[0-9A-Za-z]{43}$/);
+    expect(minted.token_id).toMatch(/^atk_/);
     expect(minted).toMatchObject({
       name: "bot",
       prefix: token.slice(0, 7),
@@ -77,6 +78,11 @@ describe("agent tokens minted with an API key", () => {
     expect(listed.body.data.map((t: any) => t.token_id)).toEqual([second.body.token_id, minted.token_id]);
     expect(listed.text).not.toContain(token);
     expect(listed.body.data[1]).toEqual({ ...minted, agent_token: undefined });
+    // A page at a time, newest first.
+    const firstPage = await keyed.get("/v1/auth/agent-tokens?limit=1");
+    expect(firstPage.body).toMatchObject({ data: [{ token_id: second.body.token_id }], has_more: true });
+    const lastPage = await keyed.get("/v1/auth/agent-tokens?limit=1&offset=1");
+    expect(lastPage.body).toMatchObject({ data: [{ token_id: minted.token_id }], has_more: false });
 
     // Used once, it shows when; listed through itself, it is the current one.
     expect((await new Api(service.baseUrl, token).get("/v1/x402/numbers")).status).toBe(200);
@@ -105,7 +111,9 @@ describe("agent tokens minted with an API key", () => {
     expect((await keyed.post("/mcp", initialize, { key: token, headers: mcpHeaders })).status).toBe(401);
     await expect(Softphone.connect(service.baseUrl, callId, token)).rejects.toMatchObject({ status: 401 });
     expect((await keyed.get("/v1/auth/agent-tokens")).body.data).toEqual([]);
-    expect((await keyed.delete(`/v1/auth/agent-tokens/${tokenId}`)).status).toBe(404);
+    const again = await keyed.delete(`/v1/auth/agent-tokens/${tokenId}`);
+    expect(again.status).toBe(404);
+    expect(again.body.detail).toBe(`No agent token with id "${tokenId}" exists on this account.`);
   });
 
   it("rotate: the new token works and is shown once, the old is revoked in the same step; a token may rotate itself", async () => {
@@ -119,7 +127,9 @@ describe("agent tokens minted with an API key", () => {
     expect((await fresh.get("/v1/x402/numbers")).status).toBe(200);
     expect((await keyed.get("/v1/auth/agent-tokens")).body.data.map((t: any) => t.token_id)).toEqual([rotated.body.token_id]);
     // Rotating a revoked token is a 404: nothing is minted.
-    expect((await keyed.post(`/v1/auth/agent-tokens/${tokenId}/rotate`)).status).toBe(404);
+    const revoked = await keyed.post(`/v1/auth/agent-tokens/${tokenId}/rotate`);
+    expect(revoked.status).toBe(404);
+    expect(revoked.body.detail).toBe(`No agent token with id "${tokenId}" exists on this account.`);
 
     const again = await fresh.post(`/v1/auth/agent-tokens/${rotated.body.token_id}/rotate`);
     expect(again.status).toBe(201);
@@ -134,6 +144,8 @@ describe("agent tokens minted with an API key", () => {
     const self = await new Api(service.baseUrl, mine.token).delete(`/v1/auth/agent-tokens/${mine.tokenId}`);
     expect(self.status).toBe(409);
     expect(self.body.code).toBe("cannot_revoke_current_key");
+    // It names the way out: another credential, or rotating.
+    expect(self.body.detail).toMatch(/another credential .*\/rotate/);
     expect((await mine.keyed.delete(`/v1/auth/agent-tokens/${theirs.tokenId}`)).status).toBe(404);
     expect((await mine.keyed.post(`/v1/auth/agent-tokens/${theirs.tokenId}/rotate`)).status).toBe(404);
     expect((await new Api(service.baseUrl, mine.token).delete(`/v1/auth/agent-tokens/${theirs.tokenId}`)).status).toBe(404);
@@ -141,7 +153,7 @@ describe("agent tokens minted with an API key", () => {
     expect((await theirs.keyed.get("/v1/auth/agent-tokens")).body.data.map((t: any) => t.token_id)).toEqual([theirs.tokenId]);
   });
 
-  it("write last_used_at on first use, then again only once more than 60 s have passed", async () => {
+  it("write last_used_at on first use, then again only once more than 60 s have passed, however long after", async () => {
     const { token, tokenId } = await keyAndToken();
     const lastUsed = async () => (await service.core.db.select().from(agentTokens).where(eq(agentTokens.tokenId, tokenId)))[0]!.lastUsedAt?.getTime();
     const t0 = Date.parse("2030-01-01T00:00:00Z");
@@ -154,6 +166,9 @@ describe("agent tokens minted with an API key", () => {
     service.core.now = () => new Date(t0 + 60_001);
     await authenticateAgentToken(service.core, token);
     expect(await lastUsed()).toBe(t0 + 60_001);
+    service.core.now = () => new Date(t0 + 3_600_000);
+    await authenticateAgentToken(service.core, token);
+    expect(await lastUsed()).toBe(t0 + 3_600_000);
   });
 });
 
