@@ -34,8 +34,8 @@ async function side(database: string, root: string) {
   const { call_id } = await post("/v1/calls", { agent_id, to_number: "+14155550142" });
   const url = `${service.baseUrl}/v1/calls/${call_id}`;
   const cpuSeconds = async () => {
-    const metrics = await (await fetch(`${service.baseUrl}/metrics`)).text();
-    return Number(/^agentline_process_cpu_seconds_total (\S+)$/m.exec(metrics)?.[1]) + (await setup.databaseCpuSeconds());
+    const { service, database } = await setup.cpuSeconds();
+    return service + database;
   };
   await autocannon({ url, connections: 32, duration: 3, headers });
   return {

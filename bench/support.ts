@@ -42,11 +42,24 @@ export function summary(samples: number[]) {
   return { samples: s.length, p50_ms: round(percentile(s, 50)), p99_ms: round(percentile(s, 99)), max_ms: round(s.at(-1)!) };
 }
 
+/** CPU seconds used so far, as Setup.cpuSeconds reads them. */
+export type CpuSeconds = { service: number; database: number };
+
+/** The CPU used between two readings, each part and their total, in the unit `per` turns seconds into. */
+export function cpuUsed(before: CpuSeconds, after: CpuSeconds, per: (seconds: number) => number) {
+  const service = after.service - before.service;
+  const database = after.database - before.database;
+  return { service: per(service), database: per(database), total: per(service + database) };
+}
+
 export interface Setup {
   service: ServiceProcess;
   apiKey: string;
-  /** CPU seconds the database's own processes have used so far (PostgreSQL's backends; PGlite runs inside the service). */
-  databaseCpuSeconds(): Promise<number>;
+  /**
+   * CPU seconds used so far by the service's process and by the database's own processes
+   * (PostgreSQL's backends; PGlite runs inside the service, its database figure is 0).
+   */
+  cpuSeconds(): Promise<CpuSeconds>;
   cleanup(): Promise<void>;
 }
 
@@ -63,6 +76,12 @@ function processCpuSeconds(pid: number): number {
     return 0;
   }
 }
+
+/**
+ * The service's CPU seconds, read like the database's: setUp starts `node` itself, so the child is
+ * the service's process. In 10 ms ticks, fine against the seconds of CPU a measured run uses.
+ */
+const serviceCpuSeconds = (service: ServiceProcess) => processCpuSeconds(service.child.pid!);
 
 let setUps = 0;
 
@@ -82,7 +101,12 @@ export async function setUp(database: string, env: (port: number) => Record<stri
     const { apiKey } = await createAccount(handle, "bench@example.com", { creditMicros: 10_000_000_000 });
     await handle.close();
     const service = await spawnService({ ...settings, DATA_DIR: dataDir }, serve, root);
-    return { service, apiKey, databaseCpuSeconds: async () => 0, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      service,
+      apiKey,
+      cpuSeconds: async () => ({ service: serviceCpuSeconds(service), database: 0 }),
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   }
   const dbName = `agentline_bench_${process.pid}_${++setUps}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -98,9 +122,9 @@ export async function setUp(database: string, env: (port: number) => Record<stri
     service,
     apiKey,
     // The backends serving the service's pool: a backend that closed meanwhile drops out of the sum.
-    databaseCpuSeconds: async () => {
+    cpuSeconds: async () => {
       const backends = await admin<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${dbName}`;
-      return backends.reduce((sum, { pid }) => sum + processCpuSeconds(pid), 0);
+      return { service: serviceCpuSeconds(service), database: backends.reduce((sum, { pid }) => sum + processCpuSeconds(pid), 0) };
     },
     cleanup: async () => {
       await admin.unsafe(`drop database if exists ${dbName} with (force)`);

@@ -21,6 +21,8 @@ import { RelayClient } from "../harness/relay-client.js";
 import { writeResults } from "../harness/results.js";
 import { FrameLine } from "./frame-line.js";
 import {
+  type CpuSeconds,
+  cpuUsed,
   DATABASES,
   GOALS,
   measuredRequests,
@@ -40,7 +42,7 @@ import {
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 
 /** `calls` live calls, each with its own agent, relay socket and softphone, taking `turns` turns, one every paceMs (0: back to back). */
-async function measureTurns({ service, apiKey, databaseCpuSeconds }: Setup, calls: number, turns: number, paceMs: number) {
+async function measureTurns({ service, apiKey, cpuSeconds }: Setup, calls: number, turns: number, paceMs: number) {
   const api = new Api(service.baseUrl, apiKey);
   const ws = service.baseUrl.replace(/^http/, "ws");
   const lines = await Promise.all(
@@ -55,7 +57,7 @@ async function measureTurns({ service, apiKey, databaseCpuSeconds }: Setup, call
   );
   await openConnections(`${service.baseUrl}/health`, calls);
   const before = await legTotals(service.baseUrl);
-  const databaseCpuBefore = await databaseCpuSeconds();
+  const cpuBefore = await cpuSeconds();
   const toRelay: number[] = [];
   const toSpeech: number[] = [];
   const started = performance.now();
@@ -83,7 +85,8 @@ async function measureTurns({ service, apiKey, databaseCpuSeconds }: Setup, call
   );
   const seconds = (performance.now() - started) / 1000;
   const after = await legTotals(service.baseUrl);
-  const databaseCpu = (await databaseCpuSeconds()) - databaseCpuBefore;
+  const cpuAfter = await cpuSeconds();
+  const perTurnMs = (cpu: number) => round((cpu * 1000) / (calls * turns));
   await Promise.all(
     lines.map(async ({ relay, phone, callId }) => {
       await api.post(`/v1/calls/${callId}/hangup`, undefined, { unchecked: true });
@@ -109,11 +112,7 @@ async function measureTurns({ service, apiKey, databaseCpuSeconds }: Setup, call
     // PGlite (one core, saturated) it swings between runs of one build (4.3 and 6.4 ms seen);
     // the paced run is never saturated, but its figure also holds the service's idle work
     // (timers, socket pings) spread over its turns.
-    cpu_ms_per_turn: {
-      service: round(((after.cpuSeconds - before.cpuSeconds) * 1000) / (calls * turns)),
-      database: round((databaseCpu * 1000) / (calls * turns)),
-      total: round(((after.cpuSeconds - before.cpuSeconds + databaseCpu) * 1000) / (calls * turns)),
-    },
+    cpu_ms_per_turn: cpuUsed(cpuBefore, cpuAfter, perTurnMs),
     turns_per_second: Math.round((calls * turns) / seconds),
     call_id: lines[0]!.callId,
   };
@@ -127,7 +126,6 @@ async function legTotals(baseUrl: string) {
   return {
     utterance: { sum: read("utterance", "sum"), count: read("utterance", "count") },
     push: { sum: read("push", "sum"), count: read("push", "count") },
-    cpuSeconds: Number(/^agentline_process_cpu_seconds_total (\S+)$/m.exec(text)?.[1] ?? Number.NaN),
   };
 }
 
@@ -165,17 +163,10 @@ async function runOn(database: string, helloUrl: string) {
     // The two HTTP figures side by side: the service's GET, then the bare hello, same settings.
     // CPU per GET (service and database, over the measured part only): like CPU per turn, it holds
     // still when other work shares the machine, where requests per second do not.
-    const counters: Array<{ service: number; database: number }> = [];
-    const readCounters = async () =>
-      void counters.push({ service: (await legTotals(setup.service.baseUrl)).cpuSeconds, database: await setup.databaseCpuSeconds() });
+    const counters: CpuSeconds[] = [];
+    const readCounters = async () => void counters.push(await setup.cpuSeconds());
     const get = await measuredRequests(`${setup.service.baseUrl}/v1/calls/${runs.one_call.call_id}`, { authorization: `Bearer ${setup.apiKey}` }, readCounters);
-    const [before, after] = counters as [{ service: number; database: number }, { service: number; database: number }];
-    const perRequestUs = (seconds: number) => round((seconds * 1e6) / get.total);
-    const getCpu = {
-      service: perRequestUs(after.service - before.service),
-      database: perRequestUs(after.database - before.database),
-      total: perRequestUs(after.service - before.service + after.database - before.database),
-    };
+    const getCpu = cpuUsed(counters[0]!, counters[1]!, (cpu) => round((cpu * 1e6) / get.total));
     const getCall = get.perSecond;
     const hello = await requestsPerSecond(helloUrl);
     log("GET /v1/calls/{id} vs bare hello", { getCall, hello, cpu_us_per_get: getCpu });
