@@ -7,7 +7,8 @@
 // cannot: Stryker switches mutants in its own process).
 const folders = {
   "core/billing": ["test/billing/**/*.test.ts", "test/numbers/**/*.test.ts", "test/payments/leases.test.ts", "test/agents/delete-agent-numbers.test.ts"],
-  payments: ["test/payments/**/*.test.ts"],
+  // A malformed payment credential is pinned where it is attacked; paid MCP tools take the same engine.
+  payments: ["test/payments/**/*.test.ts", "test/hostile/payment-signatures.test.ts", "test/mcp-payments/**/*.test.ts"],
   "core/relay": ["test/relay/**/*.test.ts", "test/events/**/*.test.ts", "test/sdk/relay-client.test.ts", "test/sdk/turns.test.ts"],
   // turn-staleness.test.ts holds protocol 2's stale and amended tasks.
   "core/webhooks": ["test/webhooks/**/*.test.ts", "core/webhooks/**/*.test.ts", "test/agents/**/*.test.ts", "test/calls/turn-staleness.test.ts"],

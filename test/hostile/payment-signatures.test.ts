@@ -1,4 +1,6 @@
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { malformedCredential } from "../../payments/credential-check.js";
 import { type Bystander, bystander } from "../support/bystander.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { mppFetch, newWallet, signX402, unusedPayment } from "../support/wallet.js";
@@ -92,6 +94,78 @@ describe("an MPP payment (Authorization: Payment) whose signature cannot be one"
       const header = `Payment ${Buffer.from(JSON.stringify(spoiled)).toString("base64url")}`;
       await expectRefused(await fetch(made.url, { method: made.method, headers: { authorization: header } }), reason, `MPP, ${label}`);
     }
+  });
+});
+
+describe("the credential check, reason by reason, before the payment libraries read a credential", () => {
+  const AUTHORIZATION = {
+    from: `0x${"11".repeat(20)}`,
+    to: `0x${"22".repeat(20)}`,
+    value: "1000",
+    validAfter: "0",
+    validBefore: "99999999999",
+    nonce: `0x${"ab".repeat(32)}`,
+  };
+  let signature: string;
+  beforeAll(async () => {
+    signature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message: "any message: only the key's recovery is checked" });
+  });
+  const base64 = (credential: unknown) => Buffer.from(typeof credential === "string" ? credential : JSON.stringify(credential)).toString("base64");
+  const x402 = (credential: unknown) => malformedCredential(new Headers({ "payment-signature": base64(credential) }));
+  const mpp = (credential: unknown) => malformedCredential(new Headers({ authorization: `Payment ${base64(credential)}` }));
+  const NO_AUTHORIZATION = "PAYMENT-SIGNATURE does not hold an EIP-3009 authorization (from, to, value, validAfter, validBefore, nonce)";
+
+  it("leaves a well-formed x402 or MPP credential to the libraries, and a request with neither alone", async () => {
+    expect(await x402({ payload: { authorization: AUTHORIZATION, signature } })).toBeUndefined();
+    expect(await mpp({ payload: { ...AUTHORIZATION, signature } })).toBeUndefined();
+    expect(await malformedCredential(new Headers())).toBeUndefined();
+    expect(await malformedCredential(new Headers({ authorization: "Bearer sk_test" }))).toBeUndefined();
+  });
+
+  it("names the header it refuses: PAYMENT-SIGNATURE for x402, the Payment credential for MPP", async () => {
+    expect(await x402("x402")).toEqual({ header: "payment-signature", reason: "PAYMENT-SIGNATURE is not base64 JSON" });
+    expect(await mpp("mpp")).toEqual({ header: "authorization", reason: "The Payment credential is not base64 JSON" });
+  });
+
+  it("reads an MPP credential only as Authorization: Payment and one token", async () => {
+    const unreadable = base64("mpp");
+    expect(await malformedCredential(new Headers({ authorization: `payment   ${unreadable}` }))).toMatchObject({ header: "authorization" });
+    expect(await malformedCredential(new Headers({ authorization: `Bearer Payment ${unreadable}` }))).toBeUndefined();
+    expect(await malformedCredential(new Headers({ authorization: `Payment ${unreadable} ${unreadable}` }))).toBeUndefined();
+  });
+
+  it("refuses JSON nested too deep, or with too many arrays and objects, without parsing it", async () => {
+    expect(await x402(`${"[".repeat(65)}${"]".repeat(65)}`)).toEqual({
+      header: "payment-signature",
+      reason: "PAYMENT-SIGNATURE nests JSON deeper than 64 levels",
+    });
+    expect(await x402(`${"[".repeat(64)}${"]".repeat(64)}`)).toMatchObject({ reason: "PAYMENT-SIGNATURE has no payload" });
+    expect(await mpp(`[${"[],".repeat(10_000)}[]]`)).toEqual({
+      header: "authorization",
+      reason: "The Payment credential holds more than 10000 arrays and objects",
+    });
+  });
+
+  it("refuses a credential without a payload object, JSON null included", async () => {
+    for (const credential of [null, '"x"', {}, { payload: null }, { payload: "text" }]) {
+      expect((await x402(credential))?.reason, JSON.stringify(credential)).toBe("PAYMENT-SIGNATURE has no payload");
+    }
+  });
+
+  it("refuses an authorization that is missing, or whose numbers are not decimal digits or do not fit 256 bits", async () => {
+    expect((await x402({ payload: { signature } }))?.reason).toBe(NO_AUTHORIZATION);
+    for (const value of ["12a", "a12", "-1", "", "1".repeat(79), (2n ** 256n).toString()]) {
+      expect((await x402({ payload: { authorization: { ...AUTHORIZATION, value }, signature } }))?.reason, value).toBe(NO_AUTHORIZATION);
+    }
+    for (const value of ["7", (2n ** 256n - 1n).toString()]) {
+      expect(await x402({ payload: { authorization: { ...AUTHORIZATION, value }, signature } }), value).toBeUndefined();
+    }
+  });
+
+  it("refuses a signature that does not start with 0x, whatever follows", async () => {
+    expect((await x402({ payload: { authorization: AUTHORIZATION, signature: `ab${signature}` } }))?.reason).toBe(
+      "the signature must be 65 bytes of hex (0x and 130 hex digits)",
+    );
   });
 });
 
