@@ -6,7 +6,17 @@
 // Each folder and the test files that can catch its mutants (tests that spawn a service process
 // cannot: Stryker switches mutants in its own process).
 const folders = {
-  "core/billing": ["test/billing/**/*.test.ts", "test/numbers/**/*.test.ts", "test/payments/leases.test.ts", "test/agents/delete-agent-numbers.test.ts"],
+  // A transfer's minutes are billed where a transfer is tested: on the sandbox, on Twilio, by a wallet.
+  "core/billing": [
+    "test/billing/**/*.test.ts",
+    "test/numbers/**/*.test.ts",
+    "test/payments/leases.test.ts",
+    "test/agents/delete-agent-numbers.test.ts",
+    "test/calls/transfer.test.ts",
+    "test/calls/transfer.error.test.ts",
+    "test/twilio/transfer.test.ts",
+    "test/payments/wallet-transfer.test.ts",
+  ],
   // A malformed payment credential is pinned where it is attacked; paid MCP tools take the same engine.
   payments: ["test/payments/**/*.test.ts", "test/hostile/payment-signatures.test.ts", "test/mcp-payments/**/*.test.ts"],
   "core/relay": ["test/relay/**/*.test.ts", "test/events/**/*.test.ts", "test/sdk/relay-client.test.ts", "test/sdk/turns.test.ts"],
