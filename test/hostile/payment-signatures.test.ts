@@ -154,6 +154,7 @@ describe("the credential check, reason by reason, before the payment libraries r
 
   it("refuses an authorization that is missing, or whose numbers are not decimal digits or do not fit 256 bits", async () => {
     expect((await x402({ payload: { signature } }))?.reason).toBe(NO_AUTHORIZATION);
+    expect((await x402({ payload: { authorization: null, signature } }))?.reason).toBe(NO_AUTHORIZATION);
     for (const value of ["12a", "a12", "-1", "", "1".repeat(79), (2n ** 256n).toString()]) {
       expect((await x402({ payload: { authorization: { ...AUTHORIZATION, value }, signature } }))?.reason, value).toBe(NO_AUTHORIZATION);
     }
