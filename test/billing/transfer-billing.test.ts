@@ -1,0 +1,147 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { balanceOf, credit, tryCharge } from "../../core/billing/ledger.js";
+import { prepayTransferBlock, requireTransferMinute, settleTransferBilling } from "../../core/billing/transfer-billing.js";
+import { calls } from "../../core/db/schema/calls.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { agentWithNumber, answeredCall } from "../support/telephony.js";
+import { expectBalanceIsLedgerSum, ledgerOf } from "./support.js";
+
+// The bridged leg's money on its own (core/billing/transfer-billing.ts), at the edges a whole
+// transfer rarely reaches: a balance of exactly the first minute, a block only partly affordable,
+// a leg longer than what was paid with too little left to pay it all. How a transfer is billed
+// end to end is in test/calls/transfer.test.ts.
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(() => service?.stop());
+
+const RATE = 100; // micros per second of the bridged leg
+
+/** An account's in-progress call, its leg answered at `answeredAt` at RATE, and its balance set to `balance`. */
+async function bridgedCall(balance: number, answeredAt = new Date("2030-01-01T00:00:00Z")) {
+  const account = await createAccount(service.core);
+  const api = new Api(service.baseUrl, account.apiKey);
+  const { agentId } = await agentWithNumber(api);
+  const callId = await answeredCall(api, agentId);
+  const [call] = await service.core.db
+    .update(calls)
+    .set({ transferStatus: "bridged", transferAnsweredAt: answeredAt, transferRateMicrosPerSecond: RATE, transferChargedMicros: 0 })
+    .where(eq(calls.callId, callId))
+    .returning();
+  await setBalance(account.accountId, balance);
+  return { accountId: account.accountId, call: call! };
+}
+
+async function setBalance(accountId: string, target: number) {
+  await service.core.db.transaction(async (tx) => {
+    const now = await balanceOf(tx, accountId);
+    const line = { accountId, category: "operator_credit" as const, description: "the test sets the balance", at: new Date() };
+    if (target > now) await credit(tx, line, target - now);
+    else if (target < now) await tryCharge(tx, line, now - target);
+  });
+}
+
+const balance = (accountId: string) => service.core.db.transaction((tx) => balanceOf(tx, accountId));
+const legLines = async (accountId: string) =>
+  (await ledgerOf(service.core, accountId))
+    .filter((row) => row.item === "call.transfer")
+    .map((row) => ({ amount: row.amountMicros, description: row.description }));
+
+describe("a transfer's first minute", () => {
+  it("may start on a balance of exactly 60 s of the leg, not one micro less", async () => {
+    const { accountId } = await bridgedCall(60 * RATE);
+    await expect(service.core.db.transaction((tx) => requireTransferMinute(tx, accountId, RATE))).resolves.toBeUndefined();
+    await setBalance(accountId, 60 * RATE - 1);
+    await expect(service.core.db.transaction((tx) => requireTransferMinute(tx, accountId, RATE))).rejects.toMatchObject({
+      code: "insufficient_balance",
+      detail: expect.stringMatching(/^A transfer's first minute/),
+    });
+  });
+});
+
+describe("prepaying the leg's next block", () => {
+  it("buys only the whole seconds the balance affords, and says so on the ledger", async () => {
+    const { accountId, call } = await bridgedCall(25 * RATE + 50);
+    const from = call.transferAnsweredAt!;
+    expect(await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, from))).toBe(25);
+    expect(await balance(accountId)).toBe(50);
+    expect(await legLines(accountId)).toEqual([{ amount: -25 * RATE, description: "25 s of transferred (outbound) talk time, prepaid" }]);
+    const [row] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
+    expect(row).toMatchObject({ transferPaidUntil: new Date(from.getTime() + 25_000), transferChargedMicros: 25 * RATE });
+    await expectBalanceIsLedgerSum(service.core, accountId);
+  });
+
+  it("buys nothing, and charges nothing, when not one second is affordable or the leg is free", async () => {
+    const { accountId, call } = await bridgedCall(RATE - 1);
+    expect(await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, call.transferAnsweredAt!))).toBe(0);
+    expect(
+      await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, { ...call, transferRateMicrosPerSecond: 0 }, call.transferAnsweredAt!)),
+    ).toBe(0);
+    expect(await legLines(accountId)).toEqual([]);
+    expect(await balance(accountId)).toBe(RATE - 1);
+  });
+});
+
+describe("settling the leg when the call ends", () => {
+  it("refunds the prepaid seconds the leg did not use", async () => {
+    const { accountId, call } = await bridgedCall(60 * RATE);
+    const answered = call.transferAnsweredAt!;
+    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
+    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
+    const settled = await service.core.db.transaction((tx) =>
+      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 40_500) }),
+    );
+    expect(settled.transferChargedMicros).toBe(41 * RATE);
+    expect((await legLines(accountId)).at(-1)).toEqual({ amount: 19 * RATE, description: "19 s of prepaid transferred talk time not used, refunded" });
+    expect(await balance(accountId)).toBe(19 * RATE);
+    await expectBalanceIsLedgerSum(service.core, accountId);
+  });
+
+  it("charges the seconds past what was paid while the balance lasts, and bills only those", async () => {
+    const { accountId, call } = await bridgedCall(10 * RATE);
+    const answered = call.transferAnsweredAt!;
+    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
+    await setBalance(accountId, 5 * RATE + 1);
+    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
+    const settled = await service.core.db.transaction((tx) =>
+      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 30_000) }),
+    );
+    expect(settled.transferChargedMicros).toBe(15 * RATE);
+    expect((await legLines(accountId)).at(-1)).toEqual({ amount: -5 * RATE, description: "5 s of transferred (outbound) talk time" });
+    expect(await balance(accountId)).toBe(1);
+    await expectBalanceIsLedgerSum(service.core, accountId);
+  });
+
+  it("writes no line when the balance affords not one second past what was paid", async () => {
+    const { accountId, call } = await bridgedCall(10 * RATE);
+    const answered = call.transferAnsweredAt!;
+    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
+    await setBalance(accountId, RATE - 1);
+    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
+    const lines = (await legLines(accountId)).length;
+    const settled = await service.core.db.transaction((tx) =>
+      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 30_000) }),
+    );
+    expect(settled.transferChargedMicros).toBe(10 * RATE);
+    expect(await legLines(accountId)).toHaveLength(lines);
+    expect(await balance(accountId)).toBe(RATE - 1);
+  });
+
+  it("charges nothing more when the leg took exactly what was paid", async () => {
+    const { accountId, call } = await bridgedCall(10 * RATE);
+    const answered = call.transferAnsweredAt!;
+    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
+    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
+    const lines = (await legLines(accountId)).length;
+    const settled = await service.core.db.transaction((tx) =>
+      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 10_000) }),
+    );
+    expect(settled.transferChargedMicros).toBe(10 * RATE);
+    expect(await legLines(accountId)).toHaveLength(lines);
+  });
+});
