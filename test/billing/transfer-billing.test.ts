@@ -88,14 +88,25 @@ describe("prepaying the leg's next block", () => {
 });
 
 describe("settling the leg when the call ends", () => {
-  it("refunds the prepaid seconds the leg did not use", async () => {
-    const { accountId, call } = await bridgedCall(60 * RATE);
+  /**
+   * A leg prepaid from its answer with `balance`, the balance then set to `left` (when given), and
+   * settled as ended `legMs` after the answer: the settled row, and the leg's ledger lines before.
+   */
+  async function settledLeg(balance: number, legMs: number, left?: number) {
+    const { accountId, call } = await bridgedCall(balance);
     const answered = call.transferAnsweredAt!;
     await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
+    if (left !== undefined) await setBalance(accountId, left);
     const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
+    const linesBefore = (await legLines(accountId)).length;
     const settled = await service.core.db.transaction((tx) =>
-      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 40_500) }),
+      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + legMs) }),
     );
+    return { accountId, settled, linesBefore };
+  }
+
+  it("refunds the prepaid seconds the leg did not use", async () => {
+    const { accountId, settled } = await settledLeg(60 * RATE, 40_500);
     expect(settled.transferChargedMicros).toBe(41 * RATE);
     expect((await legLines(accountId)).at(-1)).toEqual({ amount: 19 * RATE, description: "19 s of prepaid transferred talk time not used, refunded" });
     expect(await balance(accountId)).toBe(19 * RATE);
@@ -103,14 +114,7 @@ describe("settling the leg when the call ends", () => {
   });
 
   it("charges the seconds past what was paid while the balance lasts, and bills only those", async () => {
-    const { accountId, call } = await bridgedCall(10 * RATE);
-    const answered = call.transferAnsweredAt!;
-    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
-    await setBalance(accountId, 5 * RATE + 1);
-    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
-    const settled = await service.core.db.transaction((tx) =>
-      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 30_000) }),
-    );
+    const { accountId, settled } = await settledLeg(10 * RATE, 30_000, 5 * RATE + 1);
     expect(settled.transferChargedMicros).toBe(15 * RATE);
     expect((await legLines(accountId)).at(-1)).toEqual({ amount: -5 * RATE, description: "5 s of transferred (outbound) talk time" });
     expect(await balance(accountId)).toBe(1);
@@ -118,30 +122,15 @@ describe("settling the leg when the call ends", () => {
   });
 
   it("writes no line when the balance affords not one second past what was paid", async () => {
-    const { accountId, call } = await bridgedCall(10 * RATE);
-    const answered = call.transferAnsweredAt!;
-    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
-    await setBalance(accountId, RATE - 1);
-    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
-    const lines = (await legLines(accountId)).length;
-    const settled = await service.core.db.transaction((tx) =>
-      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 30_000) }),
-    );
+    const { accountId, settled, linesBefore } = await settledLeg(10 * RATE, 30_000, RATE - 1);
     expect(settled.transferChargedMicros).toBe(10 * RATE);
-    expect(await legLines(accountId)).toHaveLength(lines);
+    expect(await legLines(accountId)).toHaveLength(linesBefore);
     expect(await balance(accountId)).toBe(RATE - 1);
   });
 
   it("charges nothing more when the leg took exactly what was paid", async () => {
-    const { accountId, call } = await bridgedCall(10 * RATE);
-    const answered = call.transferAnsweredAt!;
-    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
-    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
-    const lines = (await legLines(accountId)).length;
-    const settled = await service.core.db.transaction((tx) =>
-      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + 10_000) }),
-    );
+    const { accountId, settled, linesBefore } = await settledLeg(10 * RATE, 10_000);
     expect(settled.transferChargedMicros).toBe(10 * RATE);
-    expect(await legLines(accountId)).toHaveLength(lines);
+    expect(await legLines(accountId)).toHaveLength(linesBefore);
   });
 });
