@@ -1,7 +1,15 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyCall } from "../../core/billing/call-verification.js";
 import { balanceOf, credit, tryCharge } from "../../core/billing/ledger.js";
-import { prepayTransferBlock, requireTransferMinute, settleTransferBilling } from "../../core/billing/transfer-billing.js";
+import {
+  meterTransfers,
+  prepayTransferBlock,
+  requireTransferMinute,
+  settleTransferBilling,
+  startTransferBilling,
+} from "../../core/billing/transfer-billing.js";
+import type { Core } from "../../core/context.js";
 import { calls } from "../../core/db/schema/calls.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
@@ -50,7 +58,8 @@ const balance = (accountId: string) => service.core.db.transaction((tx) => balan
 const legLines = async (accountId: string) =>
   (await ledgerOf(service.core, accountId))
     .filter((row) => row.item === "call.transfer")
-    .map((row) => ({ amount: row.amountMicros, description: row.description }));
+    .map((row) => ({ amount: row.amountMicros, quantity: row.quantity, description: row.description }));
+const callRow = async (callId: string) => (await service.core.db.select().from(calls).where(eq(calls.callId, callId)))[0]!;
 
 describe("a transfer's first minute", () => {
   it("may start on a balance of exactly 60 s of the leg, not one micro less", async () => {
@@ -70,7 +79,7 @@ describe("prepaying the leg's next block", () => {
     const from = call.transferAnsweredAt!;
     expect(await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, from))).toBe(25);
     expect(await balance(accountId)).toBe(50);
-    expect(await legLines(accountId)).toEqual([{ amount: -25 * RATE, description: "25 s of transferred (outbound) talk time, prepaid" }]);
+    expect(await legLines(accountId)).toEqual([{ amount: -25 * RATE, quantity: 25, description: "25 s of transferred (outbound) talk time, prepaid" }]);
     const [row] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
     expect(row).toMatchObject({ transferPaidUntil: new Date(from.getTime() + 25_000), transferChargedMicros: 25 * RATE });
     await expectBalanceIsLedgerSum(service.core, accountId);
@@ -84,6 +93,44 @@ describe("prepaying the leg's next block", () => {
     ).toBe(0);
     expect(await legLines(accountId)).toEqual([]);
     expect(await balance(accountId)).toBe(RATE - 1);
+  });
+});
+
+describe("starting the leg's billing when the person answers", () => {
+  it("prepays the first block from the answer", async () => {
+    const { accountId, call } = await bridgedCall(100 * RATE);
+    await service.core.db.transaction((tx) => startTransferBilling(service.core, tx, call));
+    expect(await callRow(call.callId)).toMatchObject({
+      transferPaidUntil: new Date(call.transferAnsweredAt!.getTime() + 60_000),
+      transferChargedMicros: 60 * RATE,
+    });
+    expect(await balance(accountId)).toBe(40 * RATE);
+  });
+
+  it("with nothing affordable, marks the leg paid up to its answer, so the meter ends the call", async () => {
+    const { accountId, call } = await bridgedCall(RATE - 1);
+    await service.core.db.transaction((tx) => startTransferBilling(service.core, tx, call));
+    expect(await callRow(call.callId)).toMatchObject({ transferPaidUntil: call.transferAnsweredAt, transferChargedMicros: 0 });
+    expect(await legLines(accountId)).toEqual([]);
+  });
+
+  it("leaves a free leg unmetered", async () => {
+    const { accountId, call } = await bridgedCall(100 * RATE);
+    const free = { ...call, transferRateMicrosPerSecond: 0 };
+    await service.core.db.transaction((tx) => startTransferBilling(service.core, tx, free));
+    expect((await callRow(call.callId)).transferPaidUntil).toBeNull();
+    expect(await legLines(accountId)).toEqual([]);
+  });
+});
+
+describe("verifying a live call with a bridged leg", () => {
+  it("counts the leg's prepaid block beside the call's own running total", async () => {
+    const { accountId, call } = await bridgedCall(100 * RATE);
+    await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, call.transferAnsweredAt!));
+    const verified = await verifyCall(service.core, accountId, call.callId);
+    expect(verified).toMatchObject({ status: "in-progress", expected_charge: null, agrees: true });
+    expect(Math.round(Number(verified.charged) * 1e6)).toBe(call.chargedMicros + 60 * RATE);
+    expect(verified.ledger.map((row) => row.item)).toContain("call.transfer");
   });
 });
 
@@ -108,7 +155,11 @@ describe("settling the leg when the call ends", () => {
   it("refunds the prepaid seconds the leg did not use", async () => {
     const { accountId, settled } = await settledLeg(60 * RATE, 40_500);
     expect(settled.transferChargedMicros).toBe(41 * RATE);
-    expect((await legLines(accountId)).at(-1)).toEqual({ amount: 19 * RATE, description: "19 s of prepaid transferred talk time not used, refunded" });
+    expect((await legLines(accountId)).at(-1)).toEqual({
+      amount: 19 * RATE,
+      quantity: -19,
+      description: "19 s of prepaid transferred talk time not used, refunded",
+    });
     expect(await balance(accountId)).toBe(19 * RATE);
     await expectBalanceIsLedgerSum(service.core, accountId);
   });
@@ -116,8 +167,16 @@ describe("settling the leg when the call ends", () => {
   it("charges the seconds past what was paid while the balance lasts, and bills only those", async () => {
     const { accountId, settled } = await settledLeg(10 * RATE, 30_000, 5 * RATE + 1);
     expect(settled.transferChargedMicros).toBe(15 * RATE);
-    expect((await legLines(accountId)).at(-1)).toEqual({ amount: -5 * RATE, description: "5 s of transferred (outbound) talk time" });
+    expect((await legLines(accountId)).at(-1)).toEqual({ amount: -5 * RATE, quantity: 5, description: "5 s of transferred (outbound) talk time" });
     expect(await balance(accountId)).toBe(1);
+    await expectBalanceIsLedgerSum(service.core, accountId);
+  });
+
+  it("charges every second past what was paid when the balance has them", async () => {
+    const { accountId, settled } = await settledLeg(10 * RATE, 30_000, 100 * RATE);
+    expect(settled.transferChargedMicros).toBe(30 * RATE);
+    expect((await legLines(accountId)).at(-1)).toEqual({ amount: -20 * RATE, quantity: 20, description: "20 s of transferred (outbound) talk time" });
+    expect(await balance(accountId)).toBe(80 * RATE);
     await expectBalanceIsLedgerSum(service.core, accountId);
   });
 
@@ -132,5 +191,53 @@ describe("settling the leg when the call ends", () => {
     const { accountId, settled, linesBefore } = await settledLeg(10 * RATE, 10_000);
     expect(settled.transferChargedMicros).toBe(10 * RATE);
     expect(await legLines(accountId)).toHaveLength(linesBefore);
+  });
+});
+
+describe("a transfer still dialing when the call ends", () => {
+  it("is a failed one, and costs nothing", async () => {
+    const { accountId, call } = await bridgedCall(100 * RATE);
+    const dialing = { ...call, transferStatus: "dialing" as const, transferAnsweredAt: null, endedAt: new Date("2030-01-01T00:01:00Z") };
+    const settled = await service.core.db.transaction((tx) => settleTransferBilling(service.core, tx, dialing));
+    expect(settled.transferStatus).toBe("failed");
+    expect((await callRow(call.callId)).transferStatus).toBe("failed");
+    expect(await legLines(accountId)).toEqual([]);
+    expect(await balance(accountId)).toBe(100 * RATE);
+  });
+});
+
+describe("the bridged legs' meter", () => {
+  // The meter is run with its own clock, far past the real one, so the service's own billing pass
+  // (on the real clock) never takes these legs first.
+  const T = new Date("2031-06-01T00:00:00Z").getTime();
+  const meterAt = (at: number) => meterTransfers(Object.create(service.core, { now: { value: () => new Date(at) } }) as Core);
+  async function legPaidUntil(balance: number, paidUntil: number) {
+    const { accountId, call } = await bridgedCall(balance, new Date(paidUntil - 60_000));
+    await service.core.db
+      .update(calls)
+      .set({ transferPaidUntil: new Date(paidUntil) })
+      .where(eq(calls.callId, call.callId));
+    return { accountId, callId: call.callId };
+  }
+
+  it("buys the next block of a leg about to run out, and ends a leg whose paid time ran out unpaid", async () => {
+    const topped = await legPaidUntil(100 * RATE, T + 3_000);
+    const broke = await legPaidUntil(RATE - 1, T - 1_000);
+    const soonBroke = await legPaidUntil(RATE - 1, T + 3_000);
+    const lateButPaid = await legPaidUntil(100 * RATE, T - 1_000);
+    const later = await legPaidUntil(100 * RATE, T + 10_000);
+    const mine = new Set([topped.callId, broke.callId, soonBroke.callId, lateButPaid.callId, later.callId]);
+
+    const exhausted = (await meterAt(T)).filter((leg) => mine.has(leg.callId));
+    // Only the leg already past its paid time is to be ended, at the moment its money ran out.
+    expect(exhausted).toEqual([{ callId: broke.callId, endAt: new Date(T - 1_000) }]);
+    expect(await callRow(topped.callId)).toMatchObject({ transferPaidUntil: new Date(T + 63_000), transferChargedMicros: 60 * RATE });
+    expect(await balance(topped.accountId)).toBe(40 * RATE);
+    // A leg past its paid time that can pay again goes on, its block counted from where it ran out.
+    expect((await callRow(lateButPaid.callId)).transferPaidUntil).toEqual(new Date(T + 59_000));
+    // Not yet due (more than the look-ahead away): untouched.
+    expect((await callRow(later.callId)).transferPaidUntil).toEqual(new Date(T + 10_000));
+    expect(await legLines(later.accountId)).toEqual([]);
+    expect((await callRow(soonBroke.callId)).transferPaidUntil).toEqual(new Date(T + 3_000));
   });
 });
