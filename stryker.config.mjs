@@ -22,15 +22,27 @@ const folders = {
   "core/relay": ["test/relay/**/*.test.ts", "test/events/**/*.test.ts", "test/sdk/relay-client.test.ts", "test/sdk/turns.test.ts"],
   // turn-staleness.test.ts holds protocol 2's stale and amended tasks.
   "core/webhooks": ["test/webhooks/**/*.test.ts", "core/webhooks/**/*.test.ts", "test/agents/**/*.test.ts", "test/calls/turn-staleness.test.ts"],
+  // Call control (say, digits, transfer, voicemail, recording) is also tested through the SDK, the
+  // MCP tools and a wallet; the conversation window where a long call is attacked; talk time where it is billed.
   "core/calls": [
     "test/calls/**/*.test.ts",
     "test/twilio/**/*.test.ts",
     "test/sdk/turns.test.ts",
+    "test/sdk/say-and-digits.test.ts",
+    "test/sdk/transfer.test.ts",
+    "test/sdk/voicemail-and-recording.test.ts",
     "test/webhooks/protocol2.test.ts",
     "test/events/**/*.test.ts",
     "test/mcp/tools.test.ts",
+    "test/mcp/place-call-options.test.ts",
+    "test/mcp/say-and-digits.test.ts",
+    "test/hostile/conversation-size.test.ts",
     "test/billing/call-billing-edges.test.ts",
+    "test/billing/charges.test.ts",
+    "test/billing/short-calls.test.ts",
     "test/payments/wallet-hangup.test.ts",
+    "test/payments/wallet-transfer.test.ts",
+    "test/payments/wallet-voicemail-and-recording.test.ts",
   ],
   // Agent tokens, revocation and code guessing are also pinned where they are attacked (test/hostile/) and where a wallet gets its first token.
   "core/auth": [
