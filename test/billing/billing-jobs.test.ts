@@ -1,11 +1,19 @@
 import { Writable } from "node:stream";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { BillingJobs } from "../../core/billing/billing-jobs.js";
+import { meterCalls } from "../../core/billing/call-billing.js";
+import { renewLeases } from "../../core/billing/renewals.js";
+import { meterTransfers } from "../../core/billing/transfer-billing.js";
 import type { Core } from "../../core/context.js";
+import type { Executor } from "../../core/db/database.js";
+import { calls } from "../../core/db/schema/calls.js";
+import { numbers } from "../../core/db/schema/numbers.js";
 import { createLogger } from "../../core/logger.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
-import { agentWithNumber } from "../support/telephony.js";
+import { onPostgres } from "../support/service.js";
+import { agentWithNumber, answeredCall } from "../support/telephony.js";
 import { waitFor } from "../support/twilio/service.js";
 import { manualClock, serviceForFile } from "./support.js";
 
@@ -76,5 +84,92 @@ describe("the billing timer", () => {
     const after = asked.length;
     await sleep(300);
     expect(asked).toHaveLength(after);
+  });
+});
+
+// Any number of processes may run the jobs: each claims a row with FOR UPDATE SKIP LOCKED, so a
+// row another process (here, a test transaction) holds is passed over, not waited for, and taken
+// on a later pass. PGlite has one connection, so only PostgreSQL can hold a row against a pass.
+describe.runIf(onPostgres)("a row another process holds (PostgreSQL)", () => {
+  // The jobs run on a clock of their own, years past any row other tests leave due.
+  const at = new Date("2031-06-01T00:00:00Z");
+  const coreAt = () => Object.create(service().core, { now: { value: () => at } }) as Core;
+
+  /** Runs `job` while another transaction holds a row (`lock`): its result, or "blocked" if it waited 2 s. */
+  async function whileHeld<T>(lock: (tx: Executor) => Promise<unknown>, job: () => Promise<T>): Promise<T | "blocked"> {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const holder = service().core.db.transaction(async (tx) => {
+      await lock(tx);
+      held();
+      await gate;
+    });
+    await holding;
+    const running = job();
+    try {
+      return await Promise.race([running, sleep(2_000).then(() => "blocked" as const)]);
+    } finally {
+      release();
+      await holder;
+      await running.catch(() => undefined);
+    }
+  }
+
+  /** A live call of a well-funded account, and its number. */
+  async function liveCall() {
+    const account = await createAccount(service().core, undefined, { creditMicros: 10_000_000 });
+    const api = new Api(service().baseUrl, account.apiKey);
+    const { agentId, numberId } = await agentWithNumber(api);
+    return { callId: await answeredCall(api, agentId), numberId };
+  }
+  const holdCall = (callId: string) => (tx: Executor) => tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
+  const callRow = async (callId: string) => (await service().core.db.select().from(calls).where(eq(calls.callId, callId)))[0]!;
+
+  it("the call meter passes over a held call, and buys its block on the next pass", async () => {
+    const { callId } = await liveCall();
+    const due = new Date(at.getTime() - 1_000);
+    await service().core.db.update(calls).set({ paidUntil: due }).where(eq(calls.callId, callId));
+    const passed = await whileHeld(holdCall(callId), () => meterCalls(coreAt()));
+    expect(passed).not.toBe("blocked");
+    expect((passed as Array<{ callId: string }>).filter((c) => c.callId === callId)).toEqual([]);
+    expect((await callRow(callId)).paidUntil).toEqual(due);
+    await meterCalls(coreAt());
+    expect((await callRow(callId)).paidUntil).toEqual(new Date(due.getTime() + 60_000));
+  });
+
+  it("the bridged legs' meter passes over a held call, and buys its leg's block on the next pass", async () => {
+    const { callId } = await liveCall();
+    const due = new Date(at.getTime() - 1_000);
+    await service()
+      .core.db.update(calls)
+      .set({ transferStatus: "bridged", transferAnsweredAt: new Date(due.getTime() - 60_000), transferRateMicrosPerSecond: 100, transferPaidUntil: due })
+      .where(eq(calls.callId, callId));
+    const passed = await whileHeld(holdCall(callId), () => meterTransfers(coreAt()));
+    expect(passed).not.toBe("blocked");
+    expect((passed as Array<{ callId: string }>).filter((c) => c.callId === callId)).toEqual([]);
+    expect((await callRow(callId)).transferPaidUntil).toEqual(due);
+    await meterTransfers(coreAt());
+    expect((await callRow(callId)).transferPaidUntil).toEqual(new Date(due.getTime() + 60_000));
+  });
+
+  it("the lease renewal passes over a held number, returns only the numbers it released, and renews it on the next pass", async () => {
+    const { numberId } = await liveCall();
+    const due = new Date(at.getTime() - 60_000);
+    await service().core.db.update(numbers).set({ paidThrough: due }).where(eq(numbers.numberId, numberId));
+    const numberRow = async () => (await service().core.db.select().from(numbers).where(eq(numbers.numberId, numberId)))[0]!;
+    const passed = await whileHeld(
+      (tx) => tx.select().from(numbers).where(eq(numbers.numberId, numberId)).for("update"),
+      () => renewLeases(coreAt()),
+    );
+    expect(passed).not.toBe("blocked");
+    // What it returns is what it released (other tests' numbers, long unpaid by this clock), for the carrier.
+    const releasedNow = await service().core.db.select({ numberId: numbers.numberId }).from(numbers).where(eq(numbers.releasedAt, at));
+    expect((passed as Array<{ numberId: string }>).map((n) => n.numberId).sort()).toEqual(releasedNow.map((n) => n.numberId).sort());
+    expect(await numberRow()).toMatchObject({ status: "active", paidThrough: due });
+    await renewLeases(coreAt());
+    expect(await numberRow()).toMatchObject({ status: "active" });
+    expect((await numberRow()).paidThrough!.getTime()).toBeGreaterThan(due.getTime());
   });
 });

@@ -187,6 +187,13 @@ describe("settling the leg when the call ends", () => {
     expect(await balance(accountId)).toBe(RATE - 1);
   });
 
+  it("leaves a call that has not ended as it is", async () => {
+    const { accountId, call } = await bridgedCall(100 * RATE);
+    const settled = await service.core.db.transaction((tx) => settleTransferBilling(service.core, tx, { ...call, endedAt: null }));
+    expect(settled).toEqual({ ...call, endedAt: null });
+    expect(await legLines(accountId)).toEqual([]);
+  });
+
   it("charges nothing more when the leg took exactly what was paid", async () => {
     const { accountId, settled, linesBefore } = await settledLeg(10 * RATE, 10_000);
     expect(settled.transferChargedMicros).toBe(10 * RATE);
@@ -224,13 +231,17 @@ describe("the bridged legs' meter", () => {
     const topped = await legPaidUntil(100 * RATE, T + 3_000);
     const broke = await legPaidUntil(RATE - 1, T - 1_000);
     const soonBroke = await legPaidUntil(RATE - 1, T + 3_000);
+    const outNow = await legPaidUntil(RATE - 1, T);
     const lateButPaid = await legPaidUntil(100 * RATE, T - 1_000);
     const later = await legPaidUntil(100 * RATE, T + 10_000);
-    const mine = new Set([topped.callId, broke.callId, soonBroke.callId, lateButPaid.callId, later.callId]);
+    const mine = new Set([topped.callId, broke.callId, outNow.callId, soonBroke.callId, lateButPaid.callId, later.callId]);
 
     const exhausted = (await meterAt(T)).filter((leg) => mine.has(leg.callId));
-    // Only the leg already past its paid time is to be ended, at the moment its money ran out.
-    expect(exhausted).toEqual([{ callId: broke.callId, endAt: new Date(T - 1_000) }]);
+    // Only the legs whose paid time is over (to this very moment) are to be ended, when their money ran out.
+    expect(exhausted).toEqual([
+      { callId: broke.callId, endAt: new Date(T - 1_000) },
+      { callId: outNow.callId, endAt: new Date(T) },
+    ]);
     expect(await callRow(topped.callId)).toMatchObject({ transferPaidUntil: new Date(T + 63_000), transferChargedMicros: 60 * RATE });
     expect(await balance(topped.accountId)).toBe(40 * RATE);
     // A leg past its paid time that can pay again goes on, its block counted from where it ran out.
