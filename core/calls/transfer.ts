@@ -137,7 +137,6 @@ export async function transferCall(core: Core, credential: TransferCredential, r
     await core.carrier.transferCall({
       callId: call.callId,
       carrierRef: call.carrierRef,
-      agentNumber: call.direction === "inbound" ? call.toNumber : call.fromNumber,
       to: request.toNumber,
       mode: request.mode,
       whisper: request.whisper ?? null,
@@ -155,13 +154,14 @@ export async function transferCall(core: Core, credential: TransferCredential, r
  * (`call.transfer.answered`; the leg starts being billed). Anything else: `call.transfer.failed`
  * with the reason; a warm transfer gives the caller back to the agent, with a new turn whose text
  * says why (transferFailedText); a cold one is ended by the carrier. Applied once: a report about
- * a transfer that is no longer dialing changes nothing.
+ * a transfer that is no longer dialing (answered, failed, or ended with its call) changes nothing.
  */
 export async function transferOutcome(core: Core, callId: string, outcome: TransferOutcome): Promise<void> {
   const now = core.now();
   const changed = await core.db.transaction(async (tx) => {
     const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
-    if (call?.transferStatus !== "dialing" || TERMINAL_STATUSES.has(call.status)) return null;
+    // A call that ended took its dialing transfer with it (settleTransferBilling marked it failed).
+    if (call?.transferStatus !== "dialing") return null;
     if (outcome === "answered") {
       const [row] = await tx
         .update(calls)

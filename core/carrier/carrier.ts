@@ -147,8 +147,6 @@ export interface FarParty {
 export interface CallTransfer {
   callId: string;
   carrierRef: string | null;
-  /** The agent's number on the call (the caller id the person sees, where the carrier allows it). */
-  agentNumber: string;
   to: string;
   mode: "cold" | "warm";
   whisper: string | null;

@@ -1,9 +1,21 @@
-import { describe, expect, it } from "vitest";
-import { CONVERSATION_MAX_BYTES, CONVERSATION_MAX_LINES, type ConversationLine, conversationWindow } from "../../core/calls/conversation-window.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  CONVERSATION_MAX_BYTES,
+  CONVERSATION_MAX_LINES,
+  type ConversationLine,
+  conversationWindow,
+  readConversationWindow,
+} from "../../core/calls/conversation-window.js";
+import { transcriptEntries } from "../../core/db/schema/transcript-entries.js";
+import { createAccount } from "../../harness/accounts.js";
+import { Api } from "../../harness/api.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { agentWithNumber, answeredCall } from "../support/telephony.js";
 
 // The window a live turn carries (core/calls/conversation-window.ts), at its limits: the newest
-// lines within a line count and a byte budget (UTF-8), the newest always. How a long call carries
-// it end to end is in test/hostile/conversation-size.test.ts.
+// lines within a line count and a byte budget (UTF-8), the newest always; and read from the
+// database, counting the lines left out. How a long call carries it end to end is in
+// test/hostile/conversation-size.test.ts.
 
 const line = (text: string, i = 0): ConversationLine => ({
   role: i % 2 ? "assistant" : "user",
@@ -43,5 +55,47 @@ describe("a turn's conversation window", () => {
     const huge = line("a".repeat(CONVERSATION_MAX_BYTES * 2), 1);
     expect(conversationWindow([line("older"), huge])).toEqual({ lines: [huge], omitted: 1 });
     expect(conversationWindow([huge])).toEqual({ lines: [huge], omitted: 0 });
+  });
+});
+
+describe("a call's window read from the database", () => {
+  let service: TestService;
+  let api: Api;
+  beforeAll(async () => {
+    service = await startTestService();
+    api = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
+  });
+  afterAll(() => service?.stop());
+
+  /** A connected call whose transcript holds these lines (and the greeting-free start of a sandbox call). */
+  async function callWith(texts: string[]) {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const at = new Date();
+    if (texts.length) await service.core.db.insert(transcriptEntries).values(texts.map((text) => ({ callId, role: "user" as const, text, createdAt: at })));
+    return callId;
+  }
+  const texts = (n: number, text = "hi") => Array.from({ length: n }, (_, i) => `${text} ${i}`);
+  const textsOf = (window: { lines: ConversationLine[] }) => window.lines.map((l) => l.text);
+
+  it("of a short call: every line, none left out; of none: empty", async () => {
+    expect(await readConversationWindow(service.core.db, await callWith([]))).toEqual({ lines: [], omitted: 0 });
+    expect(textsOf(await readConversationWindow(service.core.db, await callWith(texts(3))))).toEqual(texts(3));
+  });
+
+  it("of a call at the line limit and past it: the newest lines, the others counted, another call's not", async () => {
+    const exactly = await readConversationWindow(service.core.db, await callWith(texts(CONVERSATION_MAX_LINES)));
+    expect(exactly.omitted).toBe(0);
+    expect(textsOf(exactly)).toEqual(texts(CONVERSATION_MAX_LINES));
+    const past = await readConversationWindow(service.core.db, await callWith(texts(CONVERSATION_MAX_LINES + 30)));
+    expect(past.omitted).toBe(30);
+    expect(textsOf(past)).toEqual(texts(CONVERSATION_MAX_LINES + 30).slice(30));
+  });
+
+  it("of a long call whose newest lines fill the byte budget: the others counted, not read", async () => {
+    const all = [...texts(CONVERSATION_MAX_LINES + 10), "a".repeat(CONVERSATION_MAX_BYTES - 4), "last"];
+    const window = await readConversationWindow(service.core.db, await callWith(all));
+    expect(textsOf(window)).toEqual(all.slice(-2));
+    expect(window.omitted).toBe(all.length - 2);
   });
 });

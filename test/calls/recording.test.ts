@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf, charge } from "../../core/billing/ledger.js";
+import { CarrierUnavailable } from "../../core/carrier/carrier.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { recordings } from "../../core/db/schema/recordings.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
@@ -213,6 +214,64 @@ describe("the carrier's report of a ready recording", () => {
     expect((await drainEvents(poorApi, agentId)).map((e) => e.event_type)).not.toContain("call.recording.ready");
     expect((await download(call.body.call_id, poor.apiKey)).status).toBe(404);
     await expect(service.core.carrier.fetchRecording({ carrierRef: row!.carrierRef, durationSeconds: 1 })).rejects.toThrow(/deleted/);
+  });
+});
+
+describe("the storage charged", () => {
+  // Reported for unrecorded calls, so each report is the call's first; the ledger row and the
+  // event say how many whole minutes are stored (rounded up, at least one).
+  async function endedCall() {
+    const { agentId } = await agentWithNumber(api);
+    const call = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" });
+    await api.post(`/v1/calls/${call.body.call_id}/hangup`);
+    await drainEvents(api, agentId);
+    return { agentId, callId: call.body.call_id as string };
+  }
+
+  it("is whole minutes rounded up, at least one: 0 s, 60 s, 61 s, 125 s", async () => {
+    for (const [seconds, minutes] of [
+      [0, 1],
+      [60, 1],
+      [61, 2],
+      [125, 3],
+    ] as const) {
+      const { agentId, callId } = await endedCall();
+      await service.core.callEngine.recordingReady({ callId, carrierRef: `SBRE-${seconds}`, durationSeconds: seconds });
+      const charged = await recordingLedger(callId);
+      expect(charged.map((r) => [r.amountMicros, r.item, r.quantity, r.description])).toEqual([
+        [-minutes * RATE_MICROS, "recording.storage", minutes, `Recording of call ${callId}: ${minutes} min stored, first month`],
+      ]);
+      const [row] = await service.core.db.select().from(recordings).where(eq(recordings.callId, callId));
+      expect(row).toMatchObject({ status: "ready", durationSeconds: seconds, chargedMicros: minutes * RATE_MICROS, carrierRef: `SBRE-${seconds}` });
+      const ready = (await drainEvents(api, agentId)).find((e) => e.event_type === "call.recording.ready");
+      expect(ready.payload).toMatchObject({ duration_s: seconds, charge: (minutes * 0.002).toFixed(6), recording_id: row!.recordingId });
+    }
+  });
+
+  it("nothing for a call that does not exist", async () => {
+    await service.core.callEngine.recordingReady({ callId: "call_none", carrierRef: "SBRE-none", durationSeconds: 5 });
+    expect(await service.core.db.select().from(recordings).where(eq(recordings.carrierRef, "SBRE-none"))).toEqual([]);
+  });
+});
+
+describe("a carrier that cannot be reached", () => {
+  it("GET and DELETE: 502 carrier_unavailable, and the recording is kept until the carrier deletes it", async () => {
+    const { callId } = await recordedCall();
+    const carrier = service.core.carrier;
+    const { fetchRecording, deleteRecording } = carrier;
+    const down = () => Promise.reject(new CarrierUnavailable("connection refused"));
+    carrier.fetchRecording = down;
+    carrier.deleteRecording = down;
+    try {
+      for (const res of [await api.get(`/v1/calls/${callId}/recording`), await api.delete(`/v1/calls/${callId}/recording`)]) {
+        expect(res.status).toBe(502);
+        expect(res.body.code).toBe("carrier_unavailable");
+      }
+    } finally {
+      carrier.fetchRecording = fetchRecording;
+      carrier.deleteRecording = deleteRecording;
+    }
+    expect((await download(callId)).status).toBe(200);
   });
 });
 

@@ -1,5 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pushTokenFor } from "../../core/calls/push-token.js";
+import { checkTransfer, transferCall, transferOutcome } from "../../core/calls/transfer.js";
 import { calls } from "../../core/db/schema/calls.js";
 import { events } from "../../core/db/schema/events.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
@@ -8,6 +10,7 @@ import { expectBalanceIsLedgerSum, ledgerOf } from "../billing/support.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
+import { pushToTurn } from "../support/turns.js";
 
 // The transfers refused (core/calls/transfer.ts), each with nothing changed: the call's row, the
 // balance and the ledger, no event written, and no carrier request (on the sandbox, the carrier's
@@ -131,5 +134,121 @@ describe("a transfer refused", () => {
     expect(res.status).toBe(409);
     expect(res.body.code).toBe("call_not_in_progress");
     expect(await snapshot(account.accountId, ringing.body.call_id)).toEqual(before);
+  });
+});
+
+describe("a refusal says why", () => {
+  // Each refusal's detail names the call and what stands in the way, as the client reads it.
+  const refusal = (callId: string, body: Record<string, unknown> = {}) => api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777", ...body });
+
+  it("an ended call's names its status; a ringing call's says only a connected call can be transferred", async () => {
+    const { callId } = await liveCall();
+    await api.post(`/v1/calls/${callId}/hangup`);
+    expect((await refusal(callId)).body.detail).toBe(`Call ${callId} has ended (completed); it cannot be transferred.`);
+    const { agentId } = await agentWithNumber(api);
+    const ringing = (await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550005" })).body.call_id;
+    expect((await refusal(ringing)).body.detail).toBe(`Call ${ringing} is ringing; only a connected call can be transferred.`);
+  });
+
+  it("a transfer dialing names the number and the events to wait for; a bridged one says the agent has left", async () => {
+    const { callId, phone } = await liveCall();
+    await refusal(callId, { to_number: "+14155550002" });
+    await phone.next((f) => f.type === "transfer" && f.status === "dialing");
+    expect((await refusal(callId)).body.detail).toBe(
+      `Call ${callId} is already being transferred to +14155550002; wait for call.transfer.answered or call.transfer.failed.`,
+    );
+    const bridged = await liveCall();
+    await refusal(bridged.callId);
+    await bridged.phone.next((f) => f.type === "transfer" && f.status === "answered");
+    const res = await refusal(bridged.callId, { to_number: "+14155558888" });
+    expect(res.body).toMatchObject({
+      code: "transfer_in_progress",
+      detail: `Call ${bridged.callId} has been handed to +14155557777; the agent no longer speaks on it.`,
+    });
+  });
+
+  it("a whisper on a cold transfer is refused by the core too, naming the field", async () => {
+    const { callId, phone } = await liveCall();
+    const cold = transferCall(service.core, { accountId: account.accountId }, { callId, toNumber: "+14155557777", mode: "cold", whisper: "hi" });
+    const message = "a whisper is spoken only in a warm transfer (mode: warm)";
+    await expect(cold).rejects.toMatchObject({ code: "validation_error", detail: `whisper is refused: ${message}.`, errors: [{ field: "whisper", message }] });
+    noTransferFrame(phone);
+  });
+});
+
+describe("a transfer as a turn's answer, refused", () => {
+  it("with a push token of another call: 401 invalid_token, by the route and by the core, nothing changed", async () => {
+    const { callId, phone } = await liveCall();
+    const other = await liveCall();
+    const turnId = await phone.say("Transfer me.");
+    const before = await snapshot(account.accountId, callId);
+    const wrong = pushTokenFor(service.core, other.callId);
+    const res = await pushToTurn(api, callId, turnId, { transfer_to: "+14155557777" }, wrong);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="agentline", error="invalid_token"');
+    const invalid = { code: "unauthorized", detail: "The push token is not valid for this call." };
+    await expect(checkTransfer(service.core, { pushToken: wrong }, callId)).rejects.toMatchObject(invalid);
+    const request = { callId, toNumber: "+14155557777", mode: "cold" as const, answersTurn: turnId };
+    await expect(transferCall(service.core, { pushToken: wrong }, request)).rejects.toMatchObject({
+      ...invalid,
+      headers: { "WWW-Authenticate": 'Bearer realm="agentline", error="invalid_token"' },
+    });
+    expect(await snapshot(account.accountId, callId)).toEqual(before);
+    noTransferFrame(phone);
+  });
+
+  it("of a turn not on this call: 404 naming the turn; of a stale turn: 409 turn_stale; nothing changed", async () => {
+    const { callId, phone } = await liveCall();
+    const other = await liveCall();
+    const elsewhere = await other.phone.say("I am on another call.");
+    const first = await phone.say("Transfer me.");
+    await phone.say("Actually, wait.");
+    const before = await snapshot(account.accountId, callId);
+    const foreign = await pushToTurn(api, callId, elsewhere, { transfer_to: "+14155557777" });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.detail).toBe(`No turn with id "${elsewhere}" exists on this account.`);
+    const stale = await pushToTurn(api, callId, first, { transfer_to: "+14155557777" });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ code: "turn_stale", detail: `Turn ${first} is stale; answer the newer call.utterance instead.` });
+    expect(await snapshot(account.accountId, callId)).toEqual(before);
+    noTransferFrame(phone);
+  });
+});
+
+describe("a transfer the carrier does not take", () => {
+  it("fails at once: call.transfer.failed (failed), and a warm transfer's caller is back with the agent", async () => {
+    const { agentId, callId, phone } = await liveCall();
+    const carrier = Object.create(service.core.carrier, {
+      transferCall: { value: () => Promise.reject(new Error("the carrier is down")) },
+    });
+    const core = Object.create(service.core, { carrier: { value: carrier } });
+    const call = await transferCall(core, { accountId: account.accountId }, { callId, toNumber: "+14155557777", mode: "warm", whisper: "A lead." });
+    expect(call).toMatchObject({ status: "in-progress", transfer_status: "failed", transferred_to: null });
+    const events = await drainEvents(api, agentId);
+    expect(events.find((e) => e.event_type === "call.transfer.failed").payload).toMatchObject({ reason: "failed", returned_to_agent: true });
+    expect(events.find((e) => e.event_type === "call.utterance").payload.text).toBe("[transfer failed: failed]");
+    await phone.next((f) => f.type === "transfer" && f.status === "failed");
+  });
+});
+
+describe("a carrier's report that changes nothing", () => {
+  it("about a call that has ended, a call that is not dialing, or no call at all", async () => {
+    const { agentId, callId } = await liveCall();
+    expect((await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155550002" })).status).toBe(200);
+    expect((await api.post(`/v1/calls/${callId}/hangup`)).status).toBe(200);
+    await drainEvents(api, agentId);
+    const ended = await snapshot(account.accountId, callId);
+    // The call's end failed the transfer still dialing.
+    expect(ended.call!.transferStatus).toBe("failed");
+    await transferOutcome(service.core, callId, "answered");
+    await transferOutcome(service.core, callId, "busy");
+    expect(await snapshot(account.accountId, callId)).toEqual(ended);
+
+    const live = await liveCall();
+    const untouched = await snapshot(account.accountId, live.callId);
+    await transferOutcome(service.core, live.callId, "answered");
+    expect(await snapshot(account.accountId, live.callId)).toEqual(untouched);
+    await expect(transferOutcome(service.core, "call_none", "answered")).resolves.toBeUndefined();
+    expect(await drainEvents(api, agentId)).toEqual([]);
   });
 });

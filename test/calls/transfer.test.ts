@@ -1,4 +1,7 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answerTurn } from "../../core/calls/answer-turn.js";
+import { calls } from "../../core/db/schema/calls.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { expectBalanceIsLedgerSum, ledgerOf, manualClock } from "../billing/support.js";
@@ -102,7 +105,7 @@ describe("a cold transfer", () => {
     expect((await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155550001", mode: "cold" })).status).toBe(200);
     const events = await eventsUntil(agentId, "call.completed");
     const failed = events.find((e) => e.event_type === "call.transfer.failed");
-    expect(failed.payload).toMatchObject({
+    expect(failed.payload).toEqual({
       call_id: callId,
       to_number: "+14155550001",
       mode: "cold",
@@ -134,6 +137,14 @@ describe("a warm transfer", () => {
     // The whisper comes before the bridge.
     expect(phone.frames.indexOf(whisper)).toBeLessThan(phone.frames.indexOf(answered));
     expect((await api.get(`/v1/calls/${callId}`)).body).toMatchObject({ transfer_status: "bridged", transferred_to: "+14155557777" });
+    // call.transfer.answered says when, and carries no whisper.
+    const [row] = await service.core.db.select().from(calls).where(eq(calls.callId, callId));
+    expect(events.find((e) => e.event_type === "call.transfer.answered").payload).toEqual({
+      call_id: callId,
+      to_number: "+14155557777",
+      mode: "warm",
+      answered_at: row!.transferAnsweredAt!.toISOString(),
+    });
   });
 
   for (const [to, reason] of [
@@ -146,7 +157,8 @@ describe("a warm transfer", () => {
       expect((await api.post(`/v1/calls/${callId}/transfer`, { to_number: to, mode: "warm", whisper: "A caller for you." })).status).toBe(200);
       const events = await eventsUntil(agentId, "call.utterance");
       const failed = events.find((e) => e.event_type === "call.transfer.failed");
-      expect(failed.payload).toMatchObject({
+      // The whisper is on call.transfer.started only.
+      expect(failed.payload).toEqual({
         call_id: callId,
         to_number: to,
         mode: "warm",
@@ -248,6 +260,8 @@ describe("a transfer as a turn's answer", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ turn_status: "answered", transfer: { to_number: "+14155557777", mode: "cold", status: "dialing" } });
     await eventsUntil(agentId, "call.transfer.answered");
+    // The transfer answered the turn; it was not given up with the call's other open turns.
+    expect((await pushToTurn(api, callId, turnId, { text: "again" }, utterance.push_token)).body.code).toBe("turn_answered");
     expect(await transcriptLines(api, callId)).toEqual([["user", "Human please."]]);
   });
 
@@ -257,6 +271,13 @@ describe("a transfer as a turn's answer", () => {
     const empty = await pushToTurn(api, callId, turnId, {});
     expect(empty.status).toBe(422);
     expect(empty.body.errors.map((e: any) => e.field)).toContain("text");
+    // The core refuses it too, for a caller that skips the schema.
+    const message = "text is required (or transfer_to)";
+    await expect(answerTurn(service.core, { accountId: account.accountId }, callId, turnId, { final: true, end_call: false })).rejects.toMatchObject({
+      code: "validation_error",
+      detail: `The answer is refused: ${message}.`,
+      errors: [{ field: "text", message }],
+    });
     const orphan = await pushToTurn(api, callId, turnId, { text: "x", transfer_mode: "warm" });
     expect(orphan.status).toBe(422);
     expect(orphan.body.errors.map((e: any) => e.field)).toContain("transfer_to");

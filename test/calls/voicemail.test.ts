@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyAnsweredBy } from "../../core/calls/voicemail.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { Contract } from "../../harness/contract.js";
@@ -142,5 +143,43 @@ describe("where call.answered_by goes", () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe("a verdict that changes little or nothing", () => {
+  it("of no call, or of a call without machine detection: nothing recorded, no event", async () => {
+    await expect(applyAnsweredBy(service.core, "call_none", "machine")).resolves.toBeUndefined();
+    const { agentId } = await agentWithNumber(api);
+    const call = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" });
+    await drainEvents(api, agentId);
+    await applyAnsweredBy(service.core, call.body.call_id, "machine");
+    expect((await api.get(`/v1/calls/${call.body.call_id}`)).body.answered_by).toBeNull();
+    expect(await drainEvents(api, agentId)).toEqual([]);
+  });
+
+  it("after the call ended: who answered is kept, but no message is left on an ended line", async () => {
+    const { agentId } = await agentWithNumber(api);
+    // …0005 rings until it is hung up: no verdict comes before the call ends.
+    const call = await api.post("/v1/calls", {
+      agent_id: agentId,
+      to_number: "+14155550005",
+      machine_detection: "leave_message",
+      voicemail_message: "Call back.",
+    });
+    expect(call.body.status).toBe("ringing");
+    await api.post(`/v1/calls/${call.body.call_id}/hangup`);
+    await drainEvents(api, agentId);
+    await applyAnsweredBy(service.core, call.body.call_id, "machine");
+    const events = await drainEvents(api, agentId);
+    expect(events.map((e) => e.event_type)).toEqual(["call.answered_by"]);
+    expect(events[0].payload).toEqual({
+      call_id: call.body.call_id,
+      answered_by: "machine",
+      machine_detection: "leave_message",
+      voicemail_left: false,
+      status: "canceled",
+    });
+    expect((await api.get(`/v1/calls/${call.body.call_id}`)).body).toMatchObject({ status: "canceled", answered_by: "machine", voicemail_left: false });
+    expect((await api.get(`/v1/calls/${call.body.call_id}/transcript`)).body).toEqual([]);
   });
 });
