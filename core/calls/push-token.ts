@@ -5,7 +5,7 @@ import type { Core } from "../context.js";
 // Tokens of the calls this process served lately: an HMAC per utterance and per push was a
 // fiftieth of a live turn's CPU. A token is a function of the call id and the server secret
 // alone (fixed for the process's life), so a kept one never goes stale.
-const MAX_KEPT = 10_000;
+export const PUSH_TOKENS_KEPT = 10_000;
 const kept = new WeakMap<Pick<Core, "secrets">, Map<string, string>>();
 
 /**
@@ -21,7 +21,7 @@ export function pushTokenFor(core: Pick<Core, "secrets">, callId: string): strin
     token = "pt_" + createHmac("sha256", core.secrets.derive("push-token")).update(callId).digest("base64url");
     tokens.set(callId, token);
     // The oldest kept is dropped first.
-    if (tokens.size > MAX_KEPT) tokens.delete(tokens.keys().next().value!);
+    if (tokens.size > PUSH_TOKENS_KEPT) tokens.delete(tokens.keys().next().value!);
   }
   return token;
 }

@@ -109,4 +109,19 @@ describe("the filler timer", () => {
       phone.close();
     }
   });
+
+  it("stops with its engine: a turn still waiting when the engine closes hears no filler from it", async () => {
+    const engine = new LiveCallEngine(service.core);
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    const phone = await Softphone.connect(service.baseUrl, callId, account.apiKey);
+    try {
+      await engine.callerUtterance(callId, "Are you there?");
+      engine.close();
+      await new Promise((resolve) => setTimeout(resolve, TURN_TIMEOUT_MS + 500));
+      expect(phone.frames.filter((f) => f.type === "speech")).toEqual([]);
+    } finally {
+      phone.close();
+    }
+  });
 });

@@ -93,6 +93,7 @@ describe("digits refused", () => {
     const refused = await api.post(`/v1/calls/${callId}/digits`, { digits: "1" });
     expect(refused.status).toBe(410);
     expect(refused.body.code).toBe("call_ended");
+    expect(refused.body.detail).toBe(`Call ${callId} has ended (completed); keypad tones cannot reach it.`);
     expect((await api.get(`/v1/calls/${callId}`)).body.status).toBe("completed");
   });
 
@@ -103,6 +104,7 @@ describe("digits refused", () => {
     const refused = await api.post(`/v1/calls/${ringing.call_id}/digits`, { digits: "1" });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe("call_not_in_progress");
+    expect(refused.body.detail).toContain("keypad tones needs a connected call");
     await new Promise((r) => setTimeout(r, 100));
     expect(digitsHeard(phone)).toEqual([]);
     await api.post(`/v1/calls/${ringing.call_id}/hangup`);

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pushContext } from "../../core/calls/push-context.js";
-import { pushTokenFor } from "../../core/calls/push-token.js";
+import { PUSH_TOKENS_KEPT, pushTokenFor } from "../../core/calls/push-token.js";
 import { turns } from "../../core/db/schema/turns.js";
 import { loadServerSecrets } from "../../core/secrets.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
@@ -219,6 +219,23 @@ describe("push tokens", () => {
   it("are derived the same way by every release, so tokens handed out before a deploy still work after it", async () => {
     const secrets = await loadServerSecrets(undefined as never, "a-fixed-server-secret-of-at-least-32-characters");
     expect(pushTokenFor({ secrets }, "call_01jd0000000000000000000000")).toBe(GOLDEN_TOKEN);
+  });
+
+  it("are computed once per call while kept, the oldest of more than PUSH_TOKENS_KEPT computed anew", async () => {
+    const secrets = await loadServerSecrets(undefined as never, "a-fixed-server-secret-of-at-least-32-characters");
+    let derived = 0;
+    const counting = { secrets: { derive: (label: string) => (derived++, secrets.derive(label)) } };
+    const ids = Array.from({ length: PUSH_TOKENS_KEPT + 1 }, (_, i) => `call_${String(i).padStart(26, "0")}`);
+    const tokens = ids.map((id) => pushTokenFor(counting, id));
+    expect(derived).toBe(ids.length);
+    // The newest are kept: asked again, nothing is computed, and the token is the same.
+    expect(pushTokenFor(counting, ids.at(-1)!)).toBe(tokens.at(-1));
+    expect(pushTokenFor(counting, ids[1]!)).toBe(tokens[1]);
+    expect(derived).toBe(ids.length);
+    // The oldest was dropped: computed again, to the same token.
+    expect(pushTokenFor(counting, ids[0]!)).toBe(tokens[0]);
+    expect(derived).toBe(ids.length + 1);
+    expect(new Set(tokens).size).toBe(ids.length);
   });
 });
 

@@ -83,7 +83,9 @@ describe("a line refused", () => {
     const refused = await api.post(`/v1/calls/${callId}/say`, { text: "Are you still there?", end_call: true });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: "turn_open", turn_id: turnId });
-    expect(refused.body.detail).toContain(turnId);
+    expect(refused.body.detail).toBe(
+      `Turn ${turnId} is waiting for its answer: answer it with POST /v1/calls/${callId}/context?turn_id=${turnId} instead of an unprompted line.`,
+    );
     await new Promise((r) => setTimeout(r, 150));
     expect(speechOf(phone)).toEqual([]);
     expect(await transcriptLines(api, callId)).toEqual([["user", "Can I book for eight?"]]);
@@ -113,6 +115,7 @@ describe("a line refused", () => {
     const refused = await api.post(`/v1/calls/${callId}/say`, { text: "Hello?" });
     expect(refused.status).toBe(410);
     expect(refused.body.code).toBe("call_ended");
+    expect(refused.body.detail).toBe(`Call ${callId} has ended (completed); a line cannot reach it.`);
     expect(await transcriptLines(api, callId)).toEqual([]);
   });
 
@@ -123,6 +126,7 @@ describe("a line refused", () => {
     const refused = await api.post(`/v1/calls/${ringing.call_id}/say`, { text: "Hello?", end_call: true });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe("call_not_in_progress");
+    expect(refused.body.detail).toBe(`Call ${ringing.call_id} is ringing, not connected yet; a line needs a connected call. Wait for it to be answered.`);
     expect((await api.get(`/v1/calls/${ringing.call_id}`)).body.status).toBe("ringing");
     expect(await transcriptLines(api, ringing.call_id)).toEqual([]);
     await api.post(`/v1/calls/${ringing.call_id}/hangup`);
