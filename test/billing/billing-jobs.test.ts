@@ -15,7 +15,7 @@ import { Api } from "../../harness/api.js";
 import { onPostgres } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
 import { waitFor } from "../support/twilio/service.js";
-import { manualClock, serviceForFile } from "./support.js";
+import { callRow, coreAt, manualClock, serviceForFile } from "./support.js";
 
 // The billing timer itself (every other test calls runOnce by hand): it runs one pass at a time,
 // keeps running after a pass fails, logs the failure, and stops on close. The pass is made to
@@ -93,7 +93,6 @@ describe("the billing timer", () => {
 describe.runIf(onPostgres)("a row another process holds (PostgreSQL)", () => {
   // The jobs run on a clock of their own, years past any row other tests leave due.
   const at = new Date("2031-06-01T00:00:00Z");
-  const coreAt = () => Object.create(service().core, { now: { value: () => at } }) as Core;
 
   /** Runs `job` while another transaction holds a row (`lock`): its result, or "blocked" if it waited 2 s. */
   async function whileHeld<T>(lock: (tx: Executor) => Promise<unknown>, job: () => Promise<T>): Promise<T | "blocked"> {
@@ -125,18 +124,17 @@ describe.runIf(onPostgres)("a row another process holds (PostgreSQL)", () => {
     return { callId: await answeredCall(api, agentId), numberId };
   }
   const holdCall = (callId: string) => (tx: Executor) => tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
-  const callRow = async (callId: string) => (await service().core.db.select().from(calls).where(eq(calls.callId, callId)))[0]!;
 
   it("the call meter passes over a held call, and buys its block on the next pass", async () => {
     const { callId } = await liveCall();
     const due = new Date(at.getTime() - 1_000);
     await service().core.db.update(calls).set({ paidUntil: due }).where(eq(calls.callId, callId));
-    const passed = await whileHeld(holdCall(callId), () => meterCalls(coreAt()));
+    const passed = await whileHeld(holdCall(callId), () => meterCalls(coreAt(service().core, at)));
     expect(passed).not.toBe("blocked");
     expect((passed as Array<{ callId: string }>).filter((c) => c.callId === callId)).toEqual([]);
-    expect((await callRow(callId)).paidUntil).toEqual(due);
-    await meterCalls(coreAt());
-    expect((await callRow(callId)).paidUntil).toEqual(new Date(due.getTime() + 60_000));
+    expect((await callRow(service().core, callId)).paidUntil).toEqual(due);
+    await meterCalls(coreAt(service().core, at));
+    expect((await callRow(service().core, callId)).paidUntil).toEqual(new Date(due.getTime() + 60_000));
   });
 
   it("the bridged legs' meter passes over a held call, and buys its leg's block on the next pass", async () => {
@@ -146,12 +144,12 @@ describe.runIf(onPostgres)("a row another process holds (PostgreSQL)", () => {
       .core.db.update(calls)
       .set({ transferStatus: "bridged", transferAnsweredAt: new Date(due.getTime() - 60_000), transferRateMicrosPerSecond: 100, transferPaidUntil: due })
       .where(eq(calls.callId, callId));
-    const passed = await whileHeld(holdCall(callId), () => meterTransfers(coreAt()));
+    const passed = await whileHeld(holdCall(callId), () => meterTransfers(coreAt(service().core, at)));
     expect(passed).not.toBe("blocked");
     expect((passed as Array<{ callId: string }>).filter((c) => c.callId === callId)).toEqual([]);
-    expect((await callRow(callId)).transferPaidUntil).toEqual(due);
-    await meterTransfers(coreAt());
-    expect((await callRow(callId)).transferPaidUntil).toEqual(new Date(due.getTime() + 60_000));
+    expect((await callRow(service().core, callId)).transferPaidUntil).toEqual(due);
+    await meterTransfers(coreAt(service().core, at));
+    expect((await callRow(service().core, callId)).transferPaidUntil).toEqual(new Date(due.getTime() + 60_000));
   });
 
   it("the lease renewal passes over a held number, returns only the numbers it released, and renews it on the next pass", async () => {
@@ -161,14 +159,14 @@ describe.runIf(onPostgres)("a row another process holds (PostgreSQL)", () => {
     const numberRow = async () => (await service().core.db.select().from(numbers).where(eq(numbers.numberId, numberId)))[0]!;
     const passed = await whileHeld(
       (tx) => tx.select().from(numbers).where(eq(numbers.numberId, numberId)).for("update"),
-      () => renewLeases(coreAt()),
+      () => renewLeases(coreAt(service().core, at)),
     );
     expect(passed).not.toBe("blocked");
     // What it returns is what it released (other tests' numbers, long unpaid by this clock), for the carrier.
     const releasedNow = await service().core.db.select({ numberId: numbers.numberId }).from(numbers).where(eq(numbers.releasedAt, at));
     expect((passed as Array<{ numberId: string }>).map((n) => n.numberId).sort()).toEqual(releasedNow.map((n) => n.numberId).sort());
     expect(await numberRow()).toMatchObject({ status: "active", paidThrough: due });
-    await renewLeases(coreAt());
+    await renewLeases(coreAt(service().core, at));
     expect(await numberRow()).toMatchObject({ status: "active" });
     expect((await numberRow()).paidThrough!.getTime()).toBeGreaterThan(due.getTime());
   });

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import type { Core } from "../../core/context.js";
 import { accounts } from "../../core/db/schema/accounts.js";
+import { calls } from "../../core/db/schema/calls.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { startTestService, type TestService, type TestServiceOptions } from "../support/service.js";
 
@@ -34,6 +35,19 @@ export function manualClock(core: Core, start = new Date("2026-11-22T10:00:00.00
     },
     now: () => new Date(now),
   };
+}
+
+/**
+ * The core seen at a fixed moment: a job run on it reads `at` as now. Unlike manualClock, the
+ * service's own billing timer keeps the real clock, so it cannot meet the moment a test picked.
+ */
+export function coreAt(core: Core, at: Date): Core {
+  return Object.create(core, { now: { value: () => at } }) as Core;
+}
+
+/** A call's row as stored. */
+export async function callRow(core: Core, callId: string) {
+  return (await core.db.select().from(calls).where(eq(calls.callId, callId)))[0]!;
 }
 
 /**

@@ -9,13 +9,12 @@ import {
   settleTransferBilling,
   startTransferBilling,
 } from "../../core/billing/transfer-billing.js";
-import type { Core } from "../../core/context.js";
 import { calls } from "../../core/db/schema/calls.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, answeredCall } from "../support/telephony.js";
-import { expectBalanceIsLedgerSum, ledgerOf } from "./support.js";
+import { callRow, coreAt, expectBalanceIsLedgerSum, ledgerOf } from "./support.js";
 
 // The bridged leg's money on its own (core/billing/transfer-billing.ts), at the edges a whole
 // transfer rarely reaches: a balance of exactly the first minute, a block only partly affordable,
@@ -59,7 +58,6 @@ const legLines = async (accountId: string) =>
   (await ledgerOf(service.core, accountId))
     .filter((row) => row.item === "call.transfer")
     .map((row) => ({ amount: row.amountMicros, quantity: row.quantity, description: row.description }));
-const callRow = async (callId: string) => (await service.core.db.select().from(calls).where(eq(calls.callId, callId)))[0]!;
 
 describe("a transfer's first minute", () => {
   it("may start on a balance of exactly 60 s of the leg, not one micro less", async () => {
@@ -80,8 +78,7 @@ describe("prepaying the leg's next block", () => {
     expect(await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, from))).toBe(25);
     expect(await balance(accountId)).toBe(50);
     expect(await legLines(accountId)).toEqual([{ amount: -25 * RATE, quantity: 25, description: "25 s of transferred (outbound) talk time, prepaid" }]);
-    const [row] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
-    expect(row).toMatchObject({ transferPaidUntil: new Date(from.getTime() + 25_000), transferChargedMicros: 25 * RATE });
+    expect(await callRow(service.core, call.callId)).toMatchObject({ transferPaidUntil: new Date(from.getTime() + 25_000), transferChargedMicros: 25 * RATE });
     await expectBalanceIsLedgerSum(service.core, accountId);
   });
 
@@ -100,7 +97,7 @@ describe("starting the leg's billing when the person answers", () => {
   it("prepays the first block from the answer", async () => {
     const { accountId, call } = await bridgedCall(100 * RATE);
     await service.core.db.transaction((tx) => startTransferBilling(service.core, tx, call));
-    expect(await callRow(call.callId)).toMatchObject({
+    expect(await callRow(service.core, call.callId)).toMatchObject({
       transferPaidUntil: new Date(call.transferAnsweredAt!.getTime() + 60_000),
       transferChargedMicros: 60 * RATE,
     });
@@ -110,7 +107,7 @@ describe("starting the leg's billing when the person answers", () => {
   it("with nothing affordable, marks the leg paid up to its answer, so the meter ends the call", async () => {
     const { accountId, call } = await bridgedCall(RATE - 1);
     await service.core.db.transaction((tx) => startTransferBilling(service.core, tx, call));
-    expect(await callRow(call.callId)).toMatchObject({ transferPaidUntil: call.transferAnsweredAt, transferChargedMicros: 0 });
+    expect(await callRow(service.core, call.callId)).toMatchObject({ transferPaidUntil: call.transferAnsweredAt, transferChargedMicros: 0 });
     expect(await legLines(accountId)).toEqual([]);
   });
 
@@ -118,7 +115,7 @@ describe("starting the leg's billing when the person answers", () => {
     const { accountId, call } = await bridgedCall(100 * RATE);
     const free = { ...call, transferRateMicrosPerSecond: 0 };
     await service.core.db.transaction((tx) => startTransferBilling(service.core, tx, free));
-    expect((await callRow(call.callId)).transferPaidUntil).toBeNull();
+    expect((await callRow(service.core, call.callId)).transferPaidUntil).toBeNull();
     expect(await legLines(accountId)).toEqual([]);
   });
 });
@@ -144,10 +141,10 @@ describe("settling the leg when the call ends", () => {
     const answered = call.transferAnsweredAt!;
     await service.core.db.transaction((tx) => prepayTransferBlock(service.core, tx, call, answered));
     if (left !== undefined) await setBalance(accountId, left);
-    const [paid] = await service.core.db.select().from(calls).where(eq(calls.callId, call.callId));
+    const paid = await callRow(service.core, call.callId);
     const linesBefore = (await legLines(accountId)).length;
     const settled = await service.core.db.transaction((tx) =>
-      settleTransferBilling(service.core, tx, { ...paid!, endedAt: new Date(answered.getTime() + legMs) }),
+      settleTransferBilling(service.core, tx, { ...paid, endedAt: new Date(answered.getTime() + legMs) }),
     );
     return { accountId, settled, linesBefore };
   }
@@ -207,7 +204,7 @@ describe("a transfer still dialing when the call ends", () => {
     const dialing = { ...call, transferStatus: "dialing" as const, transferAnsweredAt: null, endedAt: new Date("2030-01-01T00:01:00Z") };
     const settled = await service.core.db.transaction((tx) => settleTransferBilling(service.core, tx, dialing));
     expect(settled.transferStatus).toBe("failed");
-    expect((await callRow(call.callId)).transferStatus).toBe("failed");
+    expect((await callRow(service.core, call.callId)).transferStatus).toBe("failed");
     expect(await legLines(accountId)).toEqual([]);
     expect(await balance(accountId)).toBe(100 * RATE);
   });
@@ -217,7 +214,7 @@ describe("the bridged legs' meter", () => {
   // The meter is run with its own clock, far past the real one, so the service's own billing pass
   // (on the real clock) never takes these legs first.
   const T = new Date("2031-06-01T00:00:00Z").getTime();
-  const meterAt = (at: number) => meterTransfers(Object.create(service.core, { now: { value: () => new Date(at) } }) as Core);
+  const meterAt = (at: number) => meterTransfers(coreAt(service.core, new Date(at)));
   async function legPaidUntil(balance: number, paidUntil: number) {
     const { accountId, call } = await bridgedCall(balance, new Date(paidUntil - 60_000));
     await service.core.db
@@ -242,13 +239,13 @@ describe("the bridged legs' meter", () => {
       { callId: broke.callId, endAt: new Date(T - 1_000) },
       { callId: outNow.callId, endAt: new Date(T) },
     ]);
-    expect(await callRow(topped.callId)).toMatchObject({ transferPaidUntil: new Date(T + 63_000), transferChargedMicros: 60 * RATE });
+    expect(await callRow(service.core, topped.callId)).toMatchObject({ transferPaidUntil: new Date(T + 63_000), transferChargedMicros: 60 * RATE });
     expect(await balance(topped.accountId)).toBe(40 * RATE);
     // A leg past its paid time that can pay again goes on, its block counted from where it ran out.
-    expect((await callRow(lateButPaid.callId)).transferPaidUntil).toEqual(new Date(T + 59_000));
+    expect((await callRow(service.core, lateButPaid.callId)).transferPaidUntil).toEqual(new Date(T + 59_000));
     // Not yet due (more than the look-ahead away): untouched.
-    expect((await callRow(later.callId)).transferPaidUntil).toEqual(new Date(T + 10_000));
+    expect((await callRow(service.core, later.callId)).transferPaidUntil).toEqual(new Date(T + 10_000));
     expect(await legLines(later.accountId)).toEqual([]);
-    expect((await callRow(soonBroke.callId)).transferPaidUntil).toEqual(new Date(T + 3_000));
+    expect((await callRow(service.core, soonBroke.callId)).transferPaidUntil).toEqual(new Date(T + 3_000));
   });
 });
