@@ -21,8 +21,8 @@ export async function applyAnsweredBy(core: Core, callId: string, answeredBy: An
   const applied = await core.db.transaction(async (tx) => {
     const [call] = await tx.select().from(calls).where(eq(calls.callId, callId)).for("update");
     if (!call || call.machineDetection === null || call.answeredBy !== null) return null;
-    const leaving =
-      call.machineDetection === "leave_message" && answeredBy === "machine" && !TERMINAL_STATUSES.has(call.status) && call.voicemailMessage !== null;
+    // leave_message always comes with its message (placeCall refuses it without one).
+    const leaving = call.machineDetection === "leave_message" && answeredBy === "machine" && !TERMINAL_STATUSES.has(call.status);
     const [row] = await tx
       .update(calls)
       .set({ answeredBy, ...(leaving ? { voicemailLeftAt: now } : {}), updatedAt: now })

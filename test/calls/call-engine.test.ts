@@ -124,4 +124,19 @@ describe("the filler timer", () => {
       phone.close();
     }
   });
+
+  it("logs a filler the carrier could not speak, with the call and the turn", async () => {
+    const logged: unknown[] = [];
+    const logger = Object.create(service.core.logger, { error: { value: (...args: unknown[]) => logged.push(args) } });
+    const carrier = Object.create(service.core.carrier, { speak: { value: () => Promise.reject(new Error("line dropped")) } });
+    const engine = new LiveCallEngine(Object.create(service.core, { logger: { value: logger }, carrier: { value: carrier } }) as Core);
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    try {
+      const { turnId } = await engine.callerUtterance(callId, "Hello?");
+      await expect.poll(() => logged, { timeout: 5_000 }).toEqual([[{ err: expect.any(Error), call_id: callId, turn_id: turnId }, "filler failed"]]);
+    } finally {
+      engine.close();
+    }
+  });
 });

@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { placeCall } from "../../core/calls/place-call.js";
 import { listCalls } from "../../core/calls/read-calls.js";
-import { CarrierUnavailable } from "../../core/carrier/carrier.js";
+import { CarrierRefusal, CarrierUnavailable } from "../../core/carrier/carrier.js";
+import type { Core } from "../../core/context.js";
 import { numbers } from "../../core/db/schema/numbers.js";
 import { resolveVoiceId } from "../../core/voices/account-voice.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
@@ -155,6 +157,30 @@ describe("placing a call", () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ status: "ringing" });
     expect((await api.get(`/v1/calls/${res.body.call_id}`)).body.status).toBe("ringing");
+  });
+
+  it("answers a carrier's refusal that names no field with a 422 naming to_number, and leaves no call", async () => {
+    const { agentId } = await agentWithNumber(api);
+    service.core.carrier.placeCall = async () => {
+      throw new CarrierRefusal("invalid_number", "the number cannot be dialed");
+    };
+    const res = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toMatchObject([{ field: "to_number", message: "the number cannot be dialed" }]);
+    expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data).toEqual([]);
+  });
+
+  it("logs the carrier's unexpected failure with the call's id", async () => {
+    const logged: Array<[Record<string, unknown>, string]> = [];
+    const logger = Object.create(service.core.logger, {
+      error: { value: (fields: Record<string, unknown>, message: string) => logged.push([fields, message]) },
+    });
+    const failing = Object.create(service.core.carrier, { placeCall: { value: () => Promise.reject(new TypeError("no sid")) } });
+    const core = Object.create(service.core, { carrier: { value: failing }, logger: { value: logger } }) as Core;
+    const { agentId } = await agentWithNumber(api);
+    const call = await placeCall(core, account.accountId, { agent_id: agentId, to_number: "+14155550142" });
+    expect(call.status).toBe("failed");
+    expect(logged).toEqual([[{ err: expect.any(TypeError), call_id: call.call_id }, "carrier refused the call"]]);
   });
 
   it("leaves no call when the carrier could not be reached and never reported on it", async () => {

@@ -147,6 +147,13 @@ describe("from_number on a placed call", () => {
       expect(refused.body.code).toBe("validation_error");
       expect(refused.body.errors.map((e: any) => e.field)).toEqual(["from_number"]);
     }
+    // The detail says which number and what to do instead.
+    const unknown = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550162", from_number: "+14155550999" });
+    const message = `is not one of agent ${agentId}'s active numbers`;
+    expect(unknown.body).toMatchObject({
+      detail: `from_number +14155550999 ${message}: call from a number the agent answers, or leave it out to use its oldest.`,
+      errors: [{ field: "from_number", message }],
+    });
     expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data).toEqual([]);
     expect((await api.get("/v1/billing/balance")).body.balance).toBe(balance);
     expect((await api.get("/v1/usage/transactions", { query: { limit: 100 } })).body.data.length).toBe(ledger);

@@ -1,7 +1,9 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf, charge } from "../../core/billing/ledger.js";
-import { CarrierUnavailable } from "../../core/carrier/carrier.js";
+import { applyRecordingReady } from "../../core/calls/recordings.js";
+import { CarrierRefusal, CarrierUnavailable } from "../../core/carrier/carrier.js";
+import type { Core } from "../../core/context.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { recordings } from "../../core/db/schema/recordings.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
@@ -131,6 +133,8 @@ describe("deleting a recording", () => {
     const deleted = await api.delete(`/v1/calls/${callId}/recording`);
     expect(deleted.status).toBe(204);
     expect((await download(callId)).status).toBe(404);
+    expect((await service.core.db.select().from(recordings).where(eq(recordings.callId, callId)))[0]!.status).toBe("deleted");
+    expect((await api.get(`/v1/calls/${callId}/recording`)).body.detail).toBe(`No recording of call with id "${callId}" exists on this account.`);
     expect((await api.delete(`/v1/calls/${callId}/recording`)).status).toBe(404);
     // The carrier no longer serves it either.
     await expect(service.core.carrier.fetchRecording({ carrierRef: row!.carrierRef, durationSeconds: 1 })).rejects.toThrow(/deleted/);
@@ -272,6 +276,53 @@ describe("a carrier that cannot be reached", () => {
       carrier.deleteRecording = deleteRecording;
     }
     expect((await download(callId)).status).toBe(200);
+  });
+});
+
+describe("a carrier that refuses", () => {
+  it("GET and DELETE of a recording it will not serve: 422 naming call_id, and the recording kept", async () => {
+    const { callId } = await recordedCall();
+    const carrier = service.core.carrier;
+    const { fetchRecording, deleteRecording } = carrier;
+    const refuse = () => Promise.reject(new CarrierRefusal("unsupported", "the recording cannot be served"));
+    carrier.fetchRecording = refuse;
+    carrier.deleteRecording = refuse;
+    try {
+      for (const res of [await api.get(`/v1/calls/${callId}/recording`), await api.delete(`/v1/calls/${callId}/recording`)]) {
+        expect(res.status).toBe(422);
+        expect(res.body.errors).toMatchObject([{ field: "call_id", message: "the recording cannot be served" }]);
+      }
+    } finally {
+      carrier.fetchRecording = fetchRecording;
+      carrier.deleteRecording = deleteRecording;
+    }
+    expect((await download(callId)).status).toBe(200);
+  });
+
+  it("to delete an unpaid recording: both logged with the call's id, and the report still taken", async () => {
+    const poor = await createAccount(service.core);
+    const { agentId } = await agentWithNumber(new Api(service.baseUrl, poor.apiKey));
+    const call = await new Api(service.baseUrl, poor.apiKey).post("/v1/calls", { agent_id: agentId, to_number: "+14155550142" });
+    await service.core.db.transaction(async (tx) => {
+      await charge(
+        tx,
+        { accountId: poor.accountId, category: "call", description: "test: spend it all", at: new Date() },
+        await balanceOf(tx, poor.accountId),
+        "the rest",
+      );
+    });
+    const logged: Array<[string, Record<string, unknown>, string]> = [];
+    const log = (level: string) => ({ value: (fields: Record<string, unknown>, message: string) => logged.push([level, fields, message]) });
+    const logger = Object.create(service.core.logger, { warn: log("warn"), error: log("error") });
+    const carrier = Object.create(service.core.carrier, { deleteRecording: { value: () => Promise.reject(new Error("carrier down")) } });
+    const core = Object.create(service.core, { logger: { value: logger }, carrier: { value: carrier } }) as Core;
+    const callId = call.body.call_id as string;
+    await applyRecordingReady(core, { callId, carrierRef: "SBRE-unpaid", durationSeconds: 30 });
+    expect(logged).toEqual([
+      ["warn", { call_id: callId }, "the balance does not cover the recording's storage; it is deleted at the carrier"],
+      ["error", { err: expect.any(Error), call_id: callId }, "the carrier did not delete an unpaid recording"],
+    ]);
+    expect((await service.core.db.select().from(recordings).where(eq(recordings.callId, callId)))[0]).toMatchObject({ status: "deleted" });
   });
 });
 

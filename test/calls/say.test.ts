@@ -137,7 +137,9 @@ describe("a line refused", () => {
     const mallory = new Api(service.baseUrl, (await createAccount(service.core)).apiKey);
     const foreign = await mallory.post(`/v1/calls/${callId}/say`, { text: "Hijacked.", end_call: true });
     expect(foreign.status).toBe(404);
-    expect((await api.post("/v1/calls/call_00000000000000000000000000/say", { text: "x" })).status).toBe(404);
+    const none = await api.post("/v1/calls/call_00000000000000000000000000/say", { text: "x" });
+    expect(none.status).toBe(404);
+    expect(none.body.detail).toBe('No call with id "call_00000000000000000000000000" exists on this account.');
     await new Promise((r) => setTimeout(r, 150));
     expect(speechOf(phone)).toEqual([]);
     expect(await transcriptLines(api, callId)).toEqual([]);

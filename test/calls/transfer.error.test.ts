@@ -94,7 +94,7 @@ describe("a transfer refused", () => {
     const before = await snapshot(account.accountId, callId);
     const res = await otherApi.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155557777" });
     expect(res.status).toBe(404);
-    expect(res.body.code).toBe("not_found");
+    expect(res.body).toMatchObject({ code: "not_found", detail: `No call with id "${callId}" exists on this account.` });
     expect(await snapshot(account.accountId, callId)).toEqual(before);
     expect(await ledgerOf(service.core, other.accountId)).toHaveLength(1);
     noTransferFrame(phone);
@@ -221,9 +221,12 @@ describe("a transfer the carrier does not take", () => {
     const carrier = Object.create(service.core.carrier, {
       transferCall: { value: () => Promise.reject(new Error("the carrier is down")) },
     });
-    const core = Object.create(service.core, { carrier: { value: carrier } });
+    const logged: unknown[] = [];
+    const logger = Object.create(service.core.logger, { error: { value: (...args: unknown[]) => logged.push(args) } });
+    const core = Object.create(service.core, { carrier: { value: carrier }, logger: { value: logger } });
     const call = await transferCall(core, { accountId: account.accountId }, { callId, toNumber: "+14155557777", mode: "warm", whisper: "A lead." });
     expect(call).toMatchObject({ status: "in-progress", transfer_status: "failed", transferred_to: null });
+    expect(logged).toEqual([[{ err: expect.any(Error), call_id: callId }, "the carrier did not take the transfer"]]);
     const events = await drainEvents(api, agentId);
     expect(events.find((e) => e.event_type === "call.transfer.failed").payload).toMatchObject({ reason: "failed", returned_to_agent: true });
     expect(events.find((e) => e.event_type === "call.utterance").payload.text).toBe("[transfer failed: failed]");

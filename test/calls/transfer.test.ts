@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerTurn } from "../../core/calls/answer-turn.js";
 import { calls } from "../../core/db/schema/calls.js";
+import { turns } from "../../core/db/schema/turns.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { expectBalanceIsLedgerSum, ledgerOf, manualClock } from "../billing/support.js";
@@ -79,6 +80,9 @@ describe("a cold transfer", () => {
     // The agent's open turn was given up: an answer to it is refused, and nothing is spoken.
     const late = await pushToTurn(api, callId, turnId, { text: "Sure!" });
     expect(late.status).toBe(409);
+    expect(late.body.code).toBe("turn_abandoned");
+    const [abandoned] = await service.core.db.select().from(turns).where(eq(turns.turnId, turnId));
+    expect(abandoned!.status).toBe("abandoned");
     // The caller now talks to the person: no turn opens for the agent.
     const from = phone.frames.length;
     phone.send({ type: "say", text: "Hello, person?" });
@@ -167,7 +171,7 @@ describe("a warm transfer", () => {
         turn_text: `[transfer failed: ${reason}]`,
       });
       const turn = events.find((e) => e.event_type === "call.utterance");
-      expect(turn.payload.text).toBe(`[transfer failed: ${reason}]`);
+      expect(turn.payload).toMatchObject({ text: `[transfer failed: ${reason}]`, input: "speech" });
       // The failure comes before the turn, and the whisper was never heard.
       expect(events.indexOf(failed)).toBeLessThan(events.indexOf(turn));
       expect(phone.frames.some((f) => f.type === "transfer" && f.status === "whisper")).toBe(false);
@@ -242,7 +246,8 @@ describe("a transfer as a turn's answer", () => {
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ call_id: callId, turn_id: turnId, turn_status: "answered", transfer: { to_number: "+14155557777", mode: "warm" } });
-    expect((await phone.next((f) => f.type === "speech")).text).toBe("Putting you through now.");
+    expect(res.body.call_ending).toBe(false);
+    expect(await phone.next((f) => f.type === "speech")).toMatchObject({ text: "Putting you through now.", final: true });
     await eventsUntil(agentId, "call.transfer.answered");
     expect(await transcriptLines(api, callId)).toEqual([
       ["user", "Put me through to sales."],
@@ -259,7 +264,8 @@ describe("a transfer as a turn's answer", () => {
     const res = await pushToTurn(api, callId, turnId, { transfer_to: "+14155557777" }, utterance.push_token);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ turn_status: "answered", transfer: { to_number: "+14155557777", mode: "cold", status: "dialing" } });
-    await eventsUntil(agentId, "call.transfer.answered");
+    const events = await eventsUntil(agentId, "call.transfer.answered");
+    expect(events.find((e) => e.event_type === "call.transfer.started").payload.mode).toBe("cold");
     // The transfer answered the turn; it was not given up with the call's other open turns.
     expect((await pushToTurn(api, callId, turnId, { text: "again" }, utterance.push_token)).body.code).toBe("turn_answered");
     expect(await transcriptLines(api, callId)).toEqual([["user", "Human please."]]);

@@ -112,7 +112,8 @@ describe("machine_detection leave_message", () => {
     const calls = (await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data.length;
     const res = await api.post("/v1/calls", { agent_id: agentId, to_number: "+14155550004", machine_detection: "leave_message" });
     expect(res.status).toBe(422);
-    expect(res.body.errors.map((e: any) => e.field)).toEqual(["voicemail_message"]);
+    const message = "is required with machine_detection leave_message";
+    expect(res.body).toMatchObject({ detail: `voicemail_message ${message}.`, errors: [{ field: "voicemail_message", message, in: "body" }] });
     expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data.length).toBe(calls);
     expect((await api.get("/v1/billing/balance")).body).toEqual(before);
   });
