@@ -36,6 +36,7 @@ describe("the carrier's signals", () => {
     const { turnId } = await service.core.callEngine.callerUtterance(callId, "Hello?");
     const [event] = await drainEvents(api, agentId);
     expect(event).toMatchObject({ event_type: "call.utterance", turn_id: turnId, payload: { text: "Hello?", input: "speech" } });
+    expect(event.event_id).toMatch(/^evt_[0-9a-z]{26}$/);
   });
 });
 

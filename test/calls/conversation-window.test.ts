@@ -67,7 +67,7 @@ describe("a call's window read from the database", () => {
   });
   afterAll(() => service?.stop());
 
-  /** A connected call whose transcript holds these lines (and the greeting-free start of a sandbox call). */
+  /** A connected call (no greeting) whose transcript holds exactly these lines. */
   async function callWith(texts: string[]) {
     const { agentId } = await agentWithNumber(api);
     const callId = await answeredCall(api, agentId);

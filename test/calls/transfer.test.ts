@@ -308,7 +308,8 @@ describe("the bridged leg's bill", () => {
       // 56 s on: the call buys its next block (the last money); the leg cannot, but is paid for 4 s more.
       clock.set(new Date(answeredAt + 56_000));
       await service.core.billing.runOnce();
-      expect((await poorApi.get(`/v1/calls/${callId}`)).body.status).toBe("in-progress");
+      // While it runs, the call's charge counts the leg's prepaid minute beside its own two blocks.
+      expect((await poorApi.get(`/v1/calls/${callId}`)).body).toMatchObject({ status: "in-progress", charge: "0.045000" });
       // 61 s on: the leg's paid minute is over and nothing pays the next: the call ends when it ran out.
       clock.set(new Date(answeredAt + 61_000));
       await service.core.billing.runOnce();

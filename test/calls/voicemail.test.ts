@@ -30,6 +30,10 @@ describe("machine detection off (the default)", () => {
     expect(call.body).toMatchObject({ status: "in-progress", answered_by: null, voicemail_left: false, record: false });
     const events = await drainEvents(api, agentId);
     expect(events.map((e) => e.event_type)).not.toContain("call.answered_by");
+    // Its end says so too: nobody detected, no message left.
+    await api.post(`/v1/calls/${call.body.call_id}/hangup`);
+    const completed = (await drainEvents(api, agentId)).find((e) => e.event_type === "call.completed");
+    expect(completed.payload).toMatchObject({ answered_by: null, voicemail_left: false });
   });
 
   it("a voicemail box (…0004) answers like anyone else", async () => {
