@@ -3,6 +3,7 @@ import { LiveCallEngine } from "../../core/calls/call-engine.js";
 import type { Core } from "../../core/context.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { coreWithCarrier } from "../support/failing-carrier.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
@@ -127,15 +128,13 @@ describe("the filler timer", () => {
   });
 
   it("logs a filler the carrier could not speak, with the call and the turn", async () => {
-    const logged: unknown[] = [];
-    const logger = Object.create(service.core.logger, { error: { value: (...args: unknown[]) => logged.push(args) } });
-    const carrier = Object.create(service.core.carrier, { speak: { value: () => Promise.reject(new Error("line dropped")) } });
-    const engine = new LiveCallEngine(Object.create(service.core, { logger: { value: logger }, carrier: { value: carrier } }) as Core);
+    const { core, logged } = coreWithCarrier(service.core, { speak: () => Promise.reject(new Error("line dropped")) });
+    const engine = new LiveCallEngine(core);
     const { agentId } = await agentWithNumber(api);
     const callId = await answeredCall(api, agentId);
     try {
       const { turnId } = await engine.callerUtterance(callId, "Hello?");
-      await expect.poll(() => logged, { timeout: 5_000 }).toEqual([[{ err: expect.any(Error), call_id: callId, turn_id: turnId }, "filler failed"]]);
+      await expect.poll(() => logged, { timeout: 5_000 }).toEqual([["error", { err: expect.any(Error), call_id: callId, turn_id: turnId }, "filler failed"]]);
     } finally {
       engine.close();
     }

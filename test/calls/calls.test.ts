@@ -2,11 +2,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { placeCall } from "../../core/calls/place-call.js";
 import { listCalls } from "../../core/calls/read-calls.js";
 import { CarrierRefusal, CarrierUnavailable } from "../../core/carrier/carrier.js";
-import type { Core } from "../../core/context.js";
 import { numbers } from "../../core/db/schema/numbers.js";
 import { resolveVoiceId } from "../../core/voices/account-voice.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { coreWithCarrier } from "../support/failing-carrier.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
@@ -171,16 +171,11 @@ describe("placing a call", () => {
   });
 
   it("logs the carrier's unexpected failure with the call's id", async () => {
-    const logged: Array<[Record<string, unknown>, string]> = [];
-    const logger = Object.create(service.core.logger, {
-      error: { value: (fields: Record<string, unknown>, message: string) => logged.push([fields, message]) },
-    });
-    const failing = Object.create(service.core.carrier, { placeCall: { value: () => Promise.reject(new TypeError("no sid")) } });
-    const core = Object.create(service.core, { carrier: { value: failing }, logger: { value: logger } }) as Core;
+    const { core, logged } = coreWithCarrier(service.core, { placeCall: () => Promise.reject(new TypeError("no sid")) });
     const { agentId } = await agentWithNumber(api);
     const call = await placeCall(core, account.accountId, { agent_id: agentId, to_number: "+14155550142" });
     expect(call.status).toBe("failed");
-    expect(logged).toEqual([[{ err: expect.any(TypeError), call_id: call.call_id }, "carrier refused the call"]]);
+    expect(logged).toEqual([["error", { err: expect.any(TypeError), call_id: call.call_id }, "carrier refused the call"]]);
   });
 
   it("leaves no call when the carrier could not be reached and never reported on it", async () => {

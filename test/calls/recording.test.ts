@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf, charge } from "../../core/billing/ledger.js";
 import { applyRecordingReady } from "../../core/calls/recordings.js";
 import { CarrierRefusal, CarrierUnavailable } from "../../core/carrier/carrier.js";
-import type { Core } from "../../core/context.js";
 import { ledgerEntries } from "../../core/db/schema/ledger-entries.js";
 import { recordings } from "../../core/db/schema/recordings.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { coreWithCarrier } from "../support/failing-carrier.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, drainEvents } from "../support/telephony.js";
 
@@ -311,11 +311,7 @@ describe("a carrier that refuses", () => {
         "the rest",
       );
     });
-    const logged: Array<[string, Record<string, unknown>, string]> = [];
-    const log = (level: string) => ({ value: (fields: Record<string, unknown>, message: string) => logged.push([level, fields, message]) });
-    const logger = Object.create(service.core.logger, { warn: log("warn"), error: log("error") });
-    const carrier = Object.create(service.core.carrier, { deleteRecording: { value: () => Promise.reject(new Error("carrier down")) } });
-    const core = Object.create(service.core, { logger: { value: logger }, carrier: { value: carrier } }) as Core;
+    const { core, logged } = coreWithCarrier(service.core, { deleteRecording: () => Promise.reject(new Error("carrier down")) });
     const callId = call.body.call_id as string;
     await applyRecordingReady(core, { callId, carrierRef: "SBRE-unpaid", durationSeconds: 30 });
     expect(logged).toEqual([

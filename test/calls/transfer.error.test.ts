@@ -7,6 +7,7 @@ import { events } from "../../core/db/schema/events.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { expectBalanceIsLedgerSum, ledgerOf } from "../billing/support.js";
+import { coreWithCarrier } from "../support/failing-carrier.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
 import { agentWithNumber, answeredCall, drainEvents } from "../support/telephony.js";
@@ -218,15 +219,10 @@ describe("a transfer as a turn's answer, refused", () => {
 describe("a transfer the carrier does not take", () => {
   it("fails at once: call.transfer.failed (failed), and a warm transfer's caller is back with the agent", async () => {
     const { agentId, callId, phone } = await liveCall();
-    const carrier = Object.create(service.core.carrier, {
-      transferCall: { value: () => Promise.reject(new Error("the carrier is down")) },
-    });
-    const logged: unknown[] = [];
-    const logger = Object.create(service.core.logger, { error: { value: (...args: unknown[]) => logged.push(args) } });
-    const core = Object.create(service.core, { carrier: { value: carrier }, logger: { value: logger } });
+    const { core, logged } = coreWithCarrier(service.core, { transferCall: () => Promise.reject(new Error("the carrier is down")) });
     const call = await transferCall(core, { accountId: account.accountId }, { callId, toNumber: "+14155557777", mode: "warm", whisper: "A lead." });
     expect(call).toMatchObject({ status: "in-progress", transfer_status: "failed", transferred_to: null });
-    expect(logged).toEqual([[{ err: expect.any(Error), call_id: callId }, "the carrier did not take the transfer"]]);
+    expect(logged).toEqual([["error", { err: expect.any(Error), call_id: callId }, "the carrier did not take the transfer"]]);
     const events = await drainEvents(api, agentId);
     expect(events.find((e) => e.event_type === "call.transfer.failed").payload).toMatchObject({ reason: "failed", returned_to_agent: true });
     expect(events.find((e) => e.event_type === "call.utterance").payload.text).toBe("[transfer failed: failed]");
