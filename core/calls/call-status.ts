@@ -74,10 +74,11 @@ export async function applyCallStatus(
       await recordEnding(core, tx, row!);
     }
     if (next === "in-progress" && row!.direction === "outbound") await startOutboundSession(core, tx, row!);
+    // Within the transaction: an announcement that cannot be sent leaves the status unchanged.
+    await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: row!.status }, { tx });
     return row!;
   });
   if (updated && TERMINAL_STATUSES.has(updated.status)) core.callEngine.turnClosed(callId);
-  if (updated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: updated.status });
   return updated;
 }
 

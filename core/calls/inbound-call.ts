@@ -23,13 +23,11 @@ import { sessionKey } from "./turns.js";
  */
 export async function receiveInboundCall(core: Core, call: { to: string; from: string; carrierRef: string }): Promise<InboundCallDecision> {
   const now = core.now();
-  let repeated = false;
   const sameCall = async (tx: Transaction): Promise<InboundCallDecision | null> => {
     const [known] = await tx.select({ callId: calls.callId }).from(calls).where(eq(calls.carrierRef, call.carrierRef));
-    repeated = known !== undefined;
     return known ? { accepted: true, callId: known.callId } : null;
   };
-  const decision = await core.db.transaction(async (tx): Promise<InboundCallDecision> => {
+  return core.db.transaction(async (tx): Promise<InboundCallDecision> => {
     const known = await sameCall(tx);
     if (known) return known;
     const [number] = await tx
@@ -92,8 +90,8 @@ export async function receiveInboundCall(core: Core, call: { to: string; from: s
       },
       now,
     );
+    // Within the transaction: an announcement that cannot be sent leaves no call behind.
+    await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: callId, status: "in-progress" }, { tx });
     return { accepted: true, callId, recordingNotice: recordingNotice(core, row!.record) };
   });
-  if (decision.accepted && !repeated) await core.bus.publish(CALL_STATUS_CHANNEL, { call_id: decision.callId, status: "in-progress" });
-  return decision;
 }

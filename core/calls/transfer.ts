@@ -129,10 +129,10 @@ export async function transferCall(core: Core, credential: TransferCredential, r
       .where(eq(calls.callId, call.callId))
       .returning();
     await recordTransferEvent(core, tx, row!, "call.transfer.started", {}, now);
+    await announce(core, tx, row!, { status: "dialing" });
     return row!;
   });
   core.callEngine.turnClosed(call.callId);
-  await announce(core, call, { status: "dialing" });
   try {
     await core.carrier.transferCall({
       callId: call.callId,
@@ -170,6 +170,7 @@ export async function transferOutcome(core: Core, callId: string, outcome: Trans
         .returning();
       await startTransferBilling(core, tx, row!);
       await recordTransferEvent(core, tx, row!, "call.transfer.answered", { answered_at: now.toISOString() }, now);
+      await announce(core, tx, row!, { status: "answered" });
       return row!;
     }
     const [row] = await tx.update(calls).set({ transferStatus: "failed", updatedAt: now }).where(eq(calls.callId, callId)).returning();
@@ -181,10 +182,10 @@ export async function transferOutcome(core: Core, callId: string, outcome: Trans
       { reason: outcome, returned_to_agent: row!.transferMode === "warm", turn_text: row!.transferMode === "warm" ? transferFailedText(outcome) : null },
       now,
     );
+    await announce(core, tx, row!, { status: "failed", reason: outcome });
     return row!;
   });
   if (!changed) return;
-  await announce(core, changed, outcome === "answered" ? { status: "answered" } : { status: "failed", reason: outcome });
   if (outcome !== "answered" && changed.transferMode === "warm") {
     // The caller is back: the agent hears why as a turn, and answers it as any other.
     await core.callEngine.callerUtterance(callId, transferFailedText(outcome), "speech");
@@ -218,15 +219,22 @@ async function recordTransferEvent(
   );
 }
 
-/** Tells this process's and the others' listeners (the sandbox's softphones) that a transfer moved. */
-async function announce(core: Core, call: CallRow, change: { status: "dialing" | "answered" | "failed"; reason?: string }): Promise<void> {
-  await core.bus.publish(CALL_TRANSFER_CHANNEL, {
-    call_id: call.callId,
-    status: change.status,
-    to_number: call.transferTo,
-    mode: call.transferMode,
-    ...(change.reason ? { reason: change.reason } : {}),
-  });
+/**
+ * Tells this process's and the others' listeners (the sandbox's softphones) that a transfer moved,
+ * as part of the transaction that moved it: a failed announcement leaves nothing changed.
+ */
+async function announce(core: Core, tx: Transaction, call: CallRow, change: { status: "dialing" | "answered" | "failed"; reason?: string }): Promise<void> {
+  await core.bus.publish(
+    CALL_TRANSFER_CHANNEL,
+    {
+      call_id: call.callId,
+      status: change.status,
+      to_number: call.transferTo,
+      mode: call.transferMode,
+      ...(change.reason ? { reason: change.reason } : {}),
+    },
+    { tx },
+  );
 }
 
 function badPushToken(): AppError {

@@ -46,9 +46,10 @@ export async function applyAnsweredBy(core: Core, callId: string, answeredBy: An
       },
       now,
     );
+    // Within the transaction: an announcement that cannot be sent leaves the verdict unrecorded.
+    await core.bus.publish(CALL_ANSWERED_BY_CHANNEL, { call_id: callId, answered_by: answeredBy }, { tx });
     return { row: row!, leaving };
   });
-  if (applied) await core.bus.publish(CALL_ANSWERED_BY_CHANNEL, { call_id: callId, answered_by: answeredBy });
   if (!applied?.leaving) return;
   // After the beep: the message, then the line drops.
   await core.carrier.speak(callId, { text: applied.row.voicemailMessage!, final: true, turnId: null });

@@ -1,12 +1,13 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadCallById } from "../../core/calls/call-records.js";
-import { applyCallStatus } from "../../core/calls/call-status.js";
+import { applyCallStatus, CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
 import { endCall } from "../../core/calls/end-call.js";
 import { turns } from "../../core/db/schema/turns.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { ledgerOf, manualClock } from "../billing/support.js";
+import { coreWithBusDown } from "../support/failing-bus.js";
 import { messageType } from "../support/protocol2.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -67,6 +68,24 @@ describe("a carrier's report of the end", () => {
     const ended = await applyCallStatus(service.core, callId, "no-answer");
     expect(ended).toMatchObject({ status: "no-answer", endedBy: "carrier" });
     expect((await api.get(`/v1/calls/${callId}`)).body.ended_by).toBe("carrier");
+  });
+});
+
+describe("a report whose announcement cannot be sent", () => {
+  it("changes nothing (the call in progress, its bill, its events) until the carrier's retry applies it", async () => {
+    const { agentId } = await agentWithNumber(api);
+    const callId = await answeredCall(api, agentId);
+    await drainEvents(api, agentId);
+    const before = await loadCallById(service.core.db, callId);
+    const ledger = await ledgerOf(service.core, account.accountId);
+    const down = coreWithBusDown(service.core, CALL_STATUS_CHANNEL);
+    await expect(applyCallStatus(down.core, callId, "completed", "caller")).rejects.toThrow("the bus cannot send");
+    expect(down.attempts).toEqual([{ inTransaction: true }]);
+    expect(await loadCallById(service.core.db, callId)).toEqual(before);
+    expect(await ledgerOf(service.core, account.accountId)).toEqual(ledger);
+    expect(await drainEvents(api, agentId)).toEqual([]);
+    expect((await applyCallStatus(service.core, callId, "completed", "caller"))?.status).toBe("completed");
+    expect((await drainEvents(api, agentId)).map((e) => e.event_type)).toContain("call.completed");
   });
 });
 

@@ -4,6 +4,8 @@ import { CALL_STATUS_CHANNEL } from "../../core/calls/call-status.js";
 import { receiveInboundCall } from "../../core/calls/inbound-call.js";
 import { createAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
+import { ledgerOf } from "../billing/support.js";
+import { coreWithBusDown } from "../support/failing-bus.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { agentWithNumber, drainEvents } from "../support/telephony.js";
 
@@ -25,7 +27,7 @@ const CALLER = "+14155550122";
 async function numberOf(creditMicros?: number) {
   const account = await createAccount(service.core, undefined, creditMicros === undefined ? {} : { creditMicros: NUMBER + creditMicros });
   const api = new Api(service.baseUrl, account.apiKey);
-  return { api, ...(await agentWithNumber(api)) };
+  return { api, accountId: account.accountId, ...(await agentWithNumber(api)) };
 }
 
 /**
@@ -89,6 +91,26 @@ describe("a call arriving", () => {
     expect(await receiveInboundCall(service.core, report)).toEqual(first);
     // A new call to the released number is not in service.
     expect(await receiveInboundCall(service.core, { ...report, carrierRef: "CA-released-2" })).toEqual({ accepted: false, reason: "not_in_service" });
+  });
+});
+
+describe("a call whose announcement cannot be sent", () => {
+  it("is refused whole: no call, no charge, no event; the carrier's retry of the report then answers it once", async () => {
+    const { api, accountId, agentId, phoneNumber } = await numberOf();
+    const ledger = await ledgerOf(service.core, accountId);
+    const report = { to: phoneNumber, from: CALLER, carrierRef: "CA-bus-down-1" };
+    const down = coreWithBusDown(service.core, CALL_STATUS_CHANNEL);
+    await expect(receiveInboundCall(down.core, report)).rejects.toThrow("the bus cannot send");
+    expect(down.attempts).toEqual([{ inTransaction: true }]);
+    expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data).toEqual([]);
+    expect(await ledgerOf(service.core, accountId)).toEqual(ledger);
+    expect(await drainEvents(api, agentId)).toEqual([]);
+    const retried = await receiveInboundCall(service.core, report);
+    expect(retried).toEqual({ accepted: true, callId: expect.stringMatching(/^call_/) });
+    expect((await api.get("/v1/calls", { query: { agent_id: agentId } })).body.data.map((c: { call_id: string }) => c.call_id)).toEqual([
+      (retried as { callId: string }).callId,
+    ]);
+    expect((await drainEvents(api, agentId)).map((e) => e.event_type)).toEqual(["call.received"]);
   });
 });
 

@@ -1,12 +1,13 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pushTokenFor } from "../../core/calls/push-token.js";
-import { checkTransfer, transferCall, transferOutcome } from "../../core/calls/transfer.js";
+import { CALL_TRANSFER_CHANNEL, checkTransfer, transferCall, transferOutcome } from "../../core/calls/transfer.js";
 import { calls } from "../../core/db/schema/calls.js";
 import { events } from "../../core/db/schema/events.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { expectBalanceIsLedgerSum, ledgerOf } from "../billing/support.js";
+import { coreWithBusDown } from "../support/failing-bus.js";
 import { coreWithCarrier } from "../support/failing-carrier.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { Softphone } from "../support/softphone.js";
@@ -227,6 +228,31 @@ describe("a transfer the carrier does not take", () => {
     expect(events.find((e) => e.event_type === "call.transfer.failed").payload).toMatchObject({ reason: "failed", returned_to_agent: true });
     expect(events.find((e) => e.event_type === "call.utterance").payload.text).toBe("[transfer failed: failed]");
     await phone.next((f) => f.type === "transfer" && f.status === "failed");
+  });
+});
+
+describe("a transfer whose announcement cannot be sent", () => {
+  it("is refused with nothing changed and the carrier never asked; a report of its outcome changes nothing either", async () => {
+    const { callId, phone } = await liveCall();
+    const before = await snapshot(account.accountId, callId);
+    const dials: unknown[] = [];
+    const { core } = coreWithCarrier(service.core, { transferCall: async (transfer) => void dials.push(transfer) });
+    const down = coreWithBusDown(core, CALL_TRANSFER_CHANNEL);
+    const request = { callId, toNumber: "+14155557777", mode: "cold" as const };
+    await expect(transferCall(down.core, { accountId: account.accountId }, request)).rejects.toThrow("the bus cannot send");
+    expect(dials).toEqual([]);
+    expect(await snapshot(account.accountId, callId)).toEqual(before);
+    noTransferFrame(phone);
+    // …0002 does not answer: the transfer stays dialing, waiting for the carrier's report.
+    expect((await api.post(`/v1/calls/${callId}/transfer`, { to_number: "+14155550002" })).status).toBe(200);
+    const dialing = await snapshot(account.accountId, callId);
+    await expect(transferOutcome(down.core, callId, "answered")).rejects.toThrow("the bus cannot send");
+    await expect(transferOutcome(down.core, callId, "busy")).rejects.toThrow("the bus cannot send");
+    // Each announcement was part of its change's transaction, and went down with it.
+    expect(down.attempts).toEqual([{ inTransaction: true }, { inTransaction: true }, { inTransaction: true }]);
+    expect(await snapshot(account.accountId, callId)).toEqual(dialing);
+    await phone.next((f) => f.type === "transfer" && f.status === "dialing");
+    expect(phone.frames.filter((f) => f.type === "transfer").map((f) => f.status)).toEqual(["dialing"]);
   });
 });
 

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyAnsweredBy } from "../../core/calls/voicemail.js";
+import { applyAnsweredBy, CALL_ANSWERED_BY_CHANNEL } from "../../core/calls/voicemail.js";
 import { createAccount, type TestAccount } from "../../harness/accounts.js";
 import { Api } from "../../harness/api.js";
 import { Contract } from "../../harness/contract.js";
+import { coreWithBusDown } from "../support/failing-bus.js";
 import { messageType } from "../support/protocol2.js";
 import { startReceiver } from "../support/receiver.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -21,6 +22,19 @@ beforeAll(async () => {
   api = new Api(service.baseUrl, account.apiKey);
 });
 afterAll(() => service?.stop());
+
+/** A call with leave_message that rings until it is hung up (…0005): no verdict comes of itself. */
+async function ringingToLeaveMessage() {
+  const { agentId } = await agentWithNumber(api);
+  const call = await api.post("/v1/calls", {
+    agent_id: agentId,
+    to_number: "+14155550005",
+    machine_detection: "leave_message",
+    voicemail_message: "Call back.",
+  });
+  expect(call.body.status).toBe("ringing");
+  return { agentId, call };
+}
 
 describe("machine detection off (the default)", () => {
   it("sends no call.answered_by and leaves answered_by null", async () => {
@@ -151,6 +165,22 @@ describe("where call.answered_by goes", () => {
   });
 });
 
+describe("a verdict whose announcement cannot be sent", () => {
+  it("is not recorded, no event and no message left, until the carrier's retry applies it", async () => {
+    const { agentId, call } = await ringingToLeaveMessage();
+    await drainEvents(api, agentId);
+    const down = coreWithBusDown(service.core, CALL_ANSWERED_BY_CHANNEL);
+    await expect(applyAnsweredBy(down.core, call.body.call_id, "machine")).rejects.toThrow("the bus cannot send");
+    expect(down.attempts).toEqual([{ inTransaction: true }]);
+    const after = (await api.get(`/v1/calls/${call.body.call_id}`)).body;
+    expect(after).toMatchObject({ answered_by: null, voicemail_left: false, status: "ringing" });
+    expect(await drainEvents(api, agentId)).toEqual([]);
+    await applyAnsweredBy(service.core, call.body.call_id, "human");
+    expect((await api.get(`/v1/calls/${call.body.call_id}`)).body.answered_by).toBe("human");
+    expect((await drainEvents(api, agentId)).map((e) => e.event_type)).toEqual(["call.answered_by"]);
+  });
+});
+
 describe("a verdict that changes little or nothing", () => {
   it("of no call, or of a call without machine detection: nothing recorded, no event", async () => {
     await expect(applyAnsweredBy(service.core, "call_none", "machine")).resolves.toBeUndefined();
@@ -163,15 +193,7 @@ describe("a verdict that changes little or nothing", () => {
   });
 
   it("after the call ended: who answered is kept, but no message is left on an ended line", async () => {
-    const { agentId } = await agentWithNumber(api);
-    // …0005 rings until it is hung up: no verdict comes before the call ends.
-    const call = await api.post("/v1/calls", {
-      agent_id: agentId,
-      to_number: "+14155550005",
-      machine_detection: "leave_message",
-      voicemail_message: "Call back.",
-    });
-    expect(call.body.status).toBe("ringing");
+    const { agentId, call } = await ringingToLeaveMessage();
     await api.post(`/v1/calls/${call.body.call_id}/hangup`);
     await drainEvents(api, agentId);
     await applyAnsweredBy(service.core, call.body.call_id, "machine");
